@@ -1,0 +1,168 @@
+// Package store keeps what the scan service must remember between requests
+// and across restarts: the payments ledger, the free pre-check counters and
+// the keys of payments already used.
+//
+// The Store interface is the whole contract; SQLite (one local file, a
+// pure-Go driver) is the default backend. A PostgreSQL backend for several
+// servers sharing one store goes behind the same interface, with the same
+// schema and the same tests (package storetest).
+//
+// Nothing here ever sees a submitted text: the ledger holds the payer, the
+// time, the price, the verdict and per-category counts, and nothing else.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Store is a backend. Every method is safe for concurrent use, also from
+// several processes sharing one backing store.
+type Store interface {
+	// Precheck charges one free pre-check to caller at now if the caller
+	// is within its quota: at most limit per UTC day (limit <= 0: no daily
+	// limit) and at least interval since its last charged pre-check
+	// (interval <= 0: none). Checking and charging are one atomic step per
+	// caller, so concurrent requests never overrun the quota. A refused
+	// pre-check charges nothing.
+	Precheck(ctx context.Context, caller string, now time.Time, limit int, interval time.Duration) (Quota, error)
+
+	// Reserve marks a payment key as used. It reports false, and changes
+	// nothing, when the key is already used or reserved: exactly one of any
+	// number of concurrent calls with one key gets true.
+	Reserve(ctx context.Context, key string, now time.Time) (bool, error)
+
+	// Release frees a reserved key again. Call it only when the payment
+	// definitely did not and cannot take effect.
+	Release(ctx context.Context, key string) error
+
+	// Record appends one row to the ledger durably: when it returns nil the
+	// row survives a crash of the process (and, for SQLite with the
+	// synchronous=FULL setting used here, of the machine).
+	Record(ctx context.Context, row LedgerRow) error
+
+	// Ledger returns the rows with from <= Time < to, oldest first.
+	Ledger(ctx context.Context, from, to time.Time) ([]LedgerRow, error)
+
+	// Prune deletes pre-check counters of callers not seen since before.
+	// It returns how many it deleted. Ledger rows and payment keys are
+	// never pruned: the first is the accounting record, the second is what
+	// stops an old transaction from being accepted twice.
+	Prune(ctx context.Context, before time.Time) (int64, error)
+
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// LedgerRow is one paid scan. These five fields are everything the ledger
+// keeps, as the published retention promise says.
+type LedgerRow struct {
+	// Payer is the paying wallet (base58), as the facilitator reported it.
+	Payer string `json:"payer"`
+	// Time is when the scan was paid for (stored in UTC, microseconds).
+	Time time.Time `json:"time"`
+	// Price is the amount paid in the asset's smallest units (USDC has 6
+	// decimals: 10000 is $0.01). Integers keep sums exact.
+	Price uint64 `json:"price"`
+	// Verdict is safe, suspicious or malicious.
+	Verdict string `json:"verdict"`
+	// CategoryCounts maps each category to its number of matches;
+	// categories without a match are left out.
+	CategoryCounts map[string]int `json:"category_counts"`
+}
+
+// Limit names the quota a refused pre-check ran into.
+type Limit string
+
+// The two pre-check limits.
+const (
+	LimitDaily    Limit = "daily_limit"
+	LimitInterval Limit = "interval"
+)
+
+// Quota is the outcome of a pre-check.
+type Quota struct {
+	// Allowed reports whether the pre-check was charged and may be answered.
+	Allowed bool
+	// Used is how many pre-checks the caller has had today, this one
+	// included when Allowed.
+	Used int
+	// Exceeded says which limit refused the pre-check (empty when Allowed).
+	// When both apply, the daily limit is named: it is the longer wait.
+	Exceeded Limit
+	// RetryAfter is how long until a pre-check would be allowed again
+	// (zero when Allowed).
+	RetryAfter time.Duration
+}
+
+// Config selects and configures a backend.
+type Config struct {
+	// Driver is the backend: "sqlite" (the default when empty).
+	Driver string `json:"driver,omitempty"`
+	// Path is the SQLite database file. It and its directory are created
+	// on first use.
+	Path string `json:"path,omitempty"`
+}
+
+// Open opens the backend cfg names.
+func Open(ctx context.Context, cfg Config) (Store, error) {
+	switch cfg.Driver {
+	case "", "sqlite":
+		if cfg.Path == "" {
+			return nil, errors.New("store: sqlite needs a path")
+		}
+		return OpenSQLite(ctx, cfg.Path)
+	default:
+		return nil, fmt.Errorf("store: unknown driver %q (supported: sqlite)", cfg.Driver)
+	}
+}
+
+// precheckState is one caller's counter as a backend keeps it.
+type precheckState struct {
+	Day   string // UTC day of the counted pre-checks, "2006-01-02"
+	Count int    // pre-checks charged on Day
+	Last  int64  // Unix milliseconds of the last charged pre-check
+}
+
+// utcDay is the counter's day key for t.
+func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// decide applies the quota to a caller's state (nil: never seen) and
+// returns the answer and, when allowed, the state to store. Backends run it
+// inside their atomic read-modify-write, so the rule lives in one place.
+func decide(st *precheckState, now time.Time, limit int, interval time.Duration) (Quota, precheckState) {
+	today := utcDay(now)
+	nowMs := now.UnixMilli()
+	count := 0
+	if st != nil && st.Day == today {
+		count = st.Count
+	}
+	var q Quota
+	q.Used = count
+	if limit > 0 && count >= limit {
+		next := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		q.Exceeded = LimitDaily
+		q.RetryAfter = next.Sub(now)
+	}
+	if st != nil && interval > 0 {
+		elapsed := time.Duration(nowMs-st.Last) * time.Millisecond
+		if elapsed < interval {
+			wait := interval - elapsed
+			// A clock that went backwards must not lock a caller out
+			// for longer than one interval.
+			wait = min(wait, interval)
+			if q.Exceeded == "" {
+				q.Exceeded = LimitInterval
+			}
+			q.RetryAfter = max(q.RetryAfter, wait)
+		}
+	}
+	if q.Exceeded != "" {
+		return q, precheckState{}
+	}
+	q.Allowed = true
+	q.Used = count + 1
+	return q, precheckState{Day: today, Count: count + 1, Last: nowMs}
+}
