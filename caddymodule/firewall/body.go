@@ -1,0 +1,185 @@
+package firewall
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+)
+
+// failure is a request the firewall refuses before scanning. Its code and
+// message go to the client in the API family's error shape; neither ever
+// holds request text.
+type failure struct {
+	status  int
+	code    string
+	message string
+}
+
+func (f *failure) Error() string { return f.message }
+
+var (
+	errInvalidJSON = &failure{http.StatusBadRequest, "invalid_json",
+		"Request blocked by prompt firewall: the body is not valid JSON"}
+	errTooDeep = &failure{http.StatusBadRequest, "invalid_json",
+		"Request blocked by prompt firewall: the body's JSON is nested too deeply"}
+	errBadEncoding = &failure{http.StatusBadRequest, "invalid_encoding",
+		"Request blocked by prompt firewall: the body does not decode as its Content-Encoding says"}
+)
+
+func tooLarge(max int64) *failure {
+	return &failure{http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("Request blocked by prompt firewall: the body is larger than %d bytes", max)}
+}
+
+func unsupportedEncoding(enc string) *failure {
+	return &failure{http.StatusUnsupportedMediaType, "unsupported_encoding",
+		fmt.Sprintf("Request blocked by prompt firewall: Content-Encoding %q cannot be decoded for scanning (gzip, deflate, zstd and br can)", enc)}
+}
+
+// unscannedMediaType reports whether a body of this Content-Type is passed
+// on without scanning: file uploads and raw media are not message text, and
+// reading a large upload into memory would only cost. Anything else must be
+// JSON; a missing Content-Type is treated as JSON, since several LLM
+// servers parse the body whatever the header says.
+func unscannedMediaType(ct string) bool {
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		// A header we cannot read is no reason to skip the scan.
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "multipart/"),
+		mt == "application/octet-stream",
+		strings.HasPrefix(mt, "audio/"),
+		strings.HasPrefix(mt, "image/"),
+		strings.HasPrefix(mt, "video/"):
+		return true
+	}
+	return false
+}
+
+// contentCodings splits a Content-Encoding header into its codings in the
+// order they were applied, lower-cased, without "identity". An unknown
+// coding is returned as a failure before any byte is read.
+func contentCodings(header string) ([]string, *failure) {
+	if header == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, c := range strings.Split(header, ",") {
+		c = strings.ToLower(strings.TrimSpace(c))
+		switch c {
+		case "", "identity":
+		case "gzip", "x-gzip", "deflate", "br", "zstd":
+			out = append(out, c)
+		default:
+			return nil, unsupportedEncoding(c)
+		}
+	}
+	return out, nil
+}
+
+// readBody reads the whole body, at most max bytes, and decodes its
+// content codings, the decoded size bounded by max too (a small compressed
+// body must not inflate into gigabytes). raw is the body as received, body
+// the decoded JSON; decoded says whether they differ. Errors that are the
+// client's fault are *failure; anything else is a broken read.
+func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw, body []byte, decoded bool, err error) {
+	codings, fe := contentCodings(encoding)
+	if fe != nil {
+		return nil, nil, false, fe
+	}
+	if contentLength > 0 {
+		// net/http already holds the client to its Content-Length, and
+		// ServeHTTP refused one above max: read it in one allocation.
+		raw = make([]byte, contentLength)
+		if _, err := io.ReadFull(r, raw); err != nil {
+			return nil, nil, false, err
+		}
+	} else if raw, err = readLimited(r, max); err != nil {
+		return nil, nil, false, err
+	}
+	if len(codings) == 0 || len(raw) == 0 {
+		return raw, raw, false, nil
+	}
+	body = raw
+	// Codings are listed in the order they were applied: undo them last first.
+	for i := len(codings) - 1; i >= 0; i-- {
+		if body, err = decode(codings[i], body, max); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return raw, body, true, nil
+}
+
+// readLimited reads r to its end, failing with 413 past max bytes.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > max {
+		return nil, tooLarge(max)
+	}
+	return buf.Bytes(), nil
+}
+
+// decode undoes one content coding, bounded by max decoded bytes.
+func decode(coding string, in []byte, max int64) ([]byte, error) {
+	src := bytes.NewReader(in)
+	var dec io.Reader
+	switch coding {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, errBadEncoding
+		}
+		dec = zr
+	case "deflate":
+		// HTTP's deflate is zlib (RFC 9110), but some clients send a raw
+		// deflate stream: accept both, as browsers do for responses.
+		if zr, err := zlib.NewReader(src); err == nil {
+			dec = zr
+		} else {
+			dec = flate.NewReader(bytes.NewReader(in))
+		}
+	case "br":
+		dec = brotli.NewReader(src)
+	case "zstd":
+		zr, err := zstd.NewReader(src,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(uint64(max)+1))
+		if err != nil {
+			return nil, errBadEncoding
+		}
+		defer zr.Close()
+		dec = zr
+	}
+	out, err := readLimited(dec, max)
+	if err != nil {
+		var fe *failure
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+			return nil, tooLarge(max)
+		}
+		return nil, errBadEncoding
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package firewall
+
+import (
+	"github.com/dustin/go-humanize"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("prompt_firewall", parseCaddyfile)
+	// The firewall must see the body before the proxy sends it on: with
+	// this order a site block needs no `order` line.
+	httpcaddyfile.RegisterDirectiveOrder("prompt_firewall", httpcaddyfile.Before, "reverse_proxy")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	f := new(Firewall)
+	if err := f.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	prompt_firewall [<matcher>] {
+//	    rulebook      <file>
+//	    on_malicious  block|sanitize|log
+//	    on_suspicious block|sanitize|log
+//	    roles         <role...>|all
+//	    max_body      <size>
+//	}
+//
+// Every subdirective is optional, and so is the block. rulebook defaults to
+// the embedded prompt-injection-rules/v1; on_malicious to block;
+// on_suspicious to sanitize; roles to user tool function (roles are user,
+// tool, function, system, developer, assistant; all is every one);
+// max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes).
+func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "rulebook":
+			if !d.AllArgs(&f.Rulebook) {
+				return d.ArgErr()
+			}
+		case "on_malicious", "on_suspicious":
+			name := d.Val()
+			var action string
+			if !d.AllArgs(&action) {
+				return d.ArgErr()
+			}
+			switch action {
+			case ActionBlock, ActionSanitize, ActionLog:
+			default:
+				return d.Errf("%s: unknown action '%s' (want block, sanitize or log)", name, action)
+			}
+			if name == "on_malicious" {
+				f.OnMalicious = action
+			} else {
+				f.OnSuspicious = action
+			}
+		case "roles":
+			roles := d.RemainingArgs()
+			if len(roles) == 0 {
+				return d.ArgErr()
+			}
+			for _, r := range roles {
+				if r != "all" && !isRole(r) {
+					return d.Errf("roles: unknown role '%s'", r)
+				}
+				if r == "all" && len(roles) > 1 {
+					return d.Err("roles: 'all' stands alone")
+				}
+			}
+			f.Roles = append(f.Roles, roles...)
+		case "max_body":
+			var s string
+			if !d.AllArgs(&s) {
+				return d.ArgErr()
+			}
+			size, err := humanize.ParseBytes(s)
+			if err != nil {
+				return d.Errf("parsing max_body: %v", err)
+			}
+			if size == 0 || size > 1<<62 {
+				return d.Errf("max_body: %s is out of range", s)
+			}
+			f.MaxBody = int64(size)
+		default:
+			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
+		}
+	}
+	return nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*Firewall)(nil)

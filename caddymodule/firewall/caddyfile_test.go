@@ -1,0 +1,121 @@
+package firewall
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+)
+
+var update = flag.Bool("update", false, "rewrite the adapt golden files from the adapter's output")
+
+// goldenSep splits a golden file into its Caddyfile and the JSON that
+// `caddy adapt` must give for it.
+const goldenSep = "\n----------\n"
+
+// TestAdaptGolden adapts each testdata/adapt/*.caddyfiletest and compares the
+// JSON with the golden half: every option must show as its JSON field, and
+// prompt_firewall must land before reverse_proxy without an order line.
+func TestAdaptGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/adapt/*.caddyfiletest")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, want, ok := strings.Cut(string(data), goldenSep)
+			if !ok && !*update {
+				t.Fatalf("%s has no %q separator", file, strings.TrimSpace(goldenSep))
+			}
+			got := adapt(t, in)
+			if *update {
+				if err := os.WriteFile(file, []byte(in+goldenSep+got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if strings.TrimSpace(got) != strings.TrimSpace(want) {
+				t.Errorf("adapted JSON differs\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}
+
+func adapt(t *testing.T, caddyfileText string) string {
+	t.Helper()
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, warns, err := adapter.Adapt([]byte(caddyfileText), nil)
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	for _, w := range warns {
+		t.Errorf("adapt warning: %s", w.Message)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, out, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String() + "\n"
+}
+
+// TestCaddyfileErrors shows that bad options fail at adapt time with a
+// message naming the problem, not at the first request.
+func TestCaddyfileErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"unknown action", "prompt_firewall {\n on_malicious drop\n}", "unknown action 'drop'"},
+		{"action missing", "prompt_firewall {\n on_suspicious\n}", "wrong argument count"},
+		{"two actions", "prompt_firewall {\n on_suspicious log block\n}", "wrong argument count"},
+		{"unknown role", "prompt_firewall {\n roles user bot\n}", "unknown role 'bot'"},
+		{"all with others", "prompt_firewall {\n roles all user\n}", "'all' stands alone"},
+		{"no roles", "prompt_firewall {\n roles\n}", "wrong argument count"},
+		{"bad size", "prompt_firewall {\n max_body lots\n}", "parsing max_body"},
+		{"zero size", "prompt_firewall {\n max_body 0\n}", "out of range"},
+		{"rulebook two args", "prompt_firewall {\n rulebook a b\n}", "wrong argument count"},
+		{"unknown option", "prompt_firewall {\n mode strict\n}", "unrecognized prompt_firewall subdirective 'mode'"},
+		{"inline argument", "prompt_firewall strict", "wrong argument count"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f Firewall
+			err := f.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidate covers JSON configs that bypass the Caddyfile's checks.
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Firewall
+		want string
+	}{
+		{"bad on_malicious", Firewall{OnMalicious: "drop", OnSuspicious: "log"}, "on_malicious"},
+		{"bad on_suspicious", Firewall{OnMalicious: "log", OnSuspicious: "Block"}, "on_suspicious"},
+		{"negative max_body", Firewall{OnMalicious: "log", OnSuspicious: "log", MaxBody: -1}, "max_body"},
+		{"unknown role", Firewall{OnMalicious: "log", OnSuspicious: "log", Roles: []string{"model"}}, "unknown role"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.f.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error about %s", err, tc.want)
+			}
+		})
+	}
+	ok := Firewall{OnMalicious: "sanitize", OnSuspicious: "log", Roles: []string{"all"}, MaxBody: 1}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config rejected: %v", err)
+	}
+}

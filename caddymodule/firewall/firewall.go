@@ -1,0 +1,345 @@
+// Package firewall is the http.handlers.prompt_firewall middleware: placed in
+// front of reverse_proxy to an LLM API, it reads each request body, finds the
+// message texts (package llmreq), scans them with the rulebook's engine and
+// blocks the request, forwards a sanitized copy, or only labels it.
+package firewall
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/llmreq"
+)
+
+func init() {
+	caddy.RegisterModule(Firewall{})
+}
+
+// The actions a verdict can lead to (JSON and Caddyfile values).
+const (
+	ActionBlock    = "block"
+	ActionSanitize = "sanitize"
+	ActionLog      = "log"
+)
+
+// Values of {http.vars.prompt_firewall.action} besides the three actions.
+const (
+	actionPass   = "pass"   // safe, or a body that is not scanned (file upload)
+	actionRefuse = "refuse" // refused before scanning: too large, bad JSON, bad encoding
+)
+
+// DefaultMaxBody is the default limit of a request body, before and after
+// decoding its Content-Encoding: 16 MiB.
+const DefaultMaxBody int64 = 16 << 20
+
+// Upstream request headers set on every scanned request. Any a client sends
+// are removed first, so the upstream can trust them.
+const (
+	HeaderVerdict  = "Prompt-Firewall-Verdict"
+	HeaderRules    = "Prompt-Firewall-Rules"
+	HeaderRulebook = "Prompt-Firewall-Rulebook"
+	headerPrefix   = "Prompt-Firewall-"
+)
+
+// Names of the request variables, read as {http.vars.prompt_firewall.*}.
+const (
+	VarVerdict = "prompt_firewall.verdict"
+	VarRules   = "prompt_firewall.rules"
+	VarAction  = "prompt_firewall.action"
+)
+
+// Firewall is an HTTP middleware that scans the message texts of LLM API
+// requests (OpenAI, Anthropic, Gemini, Ollama, or any JSON) with the
+// prompt-injection rulebook before they reach the upstream.
+//
+// The request's verdict is the worst verdict of its scanned texts. A
+// malicious request gets the on_malicious action, a suspicious one the
+// on_suspicious action, a safe one goes on unchanged. Every scanned request
+// goes upstream with the headers Prompt-Firewall-Verdict,
+// Prompt-Firewall-Rules (when any rule matched) and Prompt-Firewall-Rulebook,
+// and sets the placeholders {http.vars.prompt_firewall.verdict}, .rules and
+// .action.
+//
+// Bodies with the media types of file uploads (multipart/form-data,
+// application/octet-stream, audio/*, image/*, video/*) are not scanned:
+// they are not message text. Every other body must be JSON, else the request
+// is refused with 400: a firewall fails closed.
+type Firewall struct {
+	// Rulebook is the path of a rulebook file of the published schema.
+	// Default: the embedded prompt-injection-rules/v1.
+	Rulebook string `json:"rulebook,omitempty"`
+
+	// OnMalicious is the action for a request whose worst text is malicious:
+	// "block" (status 400 in the API's error shape, no upstream call),
+	// "sanitize" (forward a copy with the matched spans replaced) or "log"
+	// (forward unchanged, labelled). Default: "block".
+	OnMalicious string `json:"on_malicious,omitempty"`
+
+	// OnSuspicious is the action for a request whose worst text is
+	// suspicious; same values as OnMalicious. Default: "sanitize".
+	OnSuspicious string `json:"on_suspicious,omitempty"`
+
+	// Roles lists the message roles whose texts are scanned: any of "user",
+	// "tool", "function", "system", "developer", "assistant", or "all" for
+	// every role. Texts whose role is unknown (the generic JSON fallback) are
+	// always scanned. Default: ["user", "tool", "function"].
+	Roles []string `json:"roles,omitempty"`
+
+	// MaxBody is the largest request body accepted, in bytes; it bounds the
+	// body as received and again after decoding its Content-Encoding. A
+	// larger body is refused with 413. Default: 16777216 (16 MiB).
+	MaxBody int64 `json:"max_body,omitempty"`
+
+	engine   *engine.Engine
+	handle   *enginepool.Handle
+	rulesID  string
+	roles    map[string]bool
+	allRoles bool
+	logger   *zap.Logger
+	metrics  *metrics
+}
+
+// CaddyModule returns the Caddy module information.
+func (Firewall) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.prompt_firewall",
+		New: func() caddy.Module { return new(Firewall) },
+	}
+}
+
+// allRoleNames are the roles `roles all` scans, besides RoleUnknown.
+var allRoleNames = []string{
+	llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction,
+	llmreq.RoleSystem, llmreq.RoleDeveloper, llmreq.RoleAssistant,
+}
+
+// defaultRoles are the user-controlled and tool-returned roles: the ones
+// an attacker writes into. System, developer and assistant texts come from
+// the application itself.
+var defaultRoles = []string{llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction}
+
+// Provision loads the (shared) engine, resolves defaults and registers the
+// metrics.
+func (f *Firewall) Provision(ctx caddy.Context) error {
+	f.logger = ctx.Logger()
+	if f.OnMalicious == "" {
+		f.OnMalicious = ActionBlock
+	}
+	if f.OnSuspicious == "" {
+		f.OnSuspicious = ActionSanitize
+	}
+	if f.MaxBody == 0 {
+		f.MaxBody = DefaultMaxBody
+	}
+	roles := f.Roles
+	if len(roles) == 0 {
+		roles = defaultRoles
+	}
+	f.roles = make(map[string]bool, len(allRoleNames))
+	for _, r := range roles {
+		if r == "all" {
+			f.allRoles = true
+			continue
+		}
+		f.roles[r] = true
+	}
+
+	// The compiled rulebook is shared by every handler and config that
+	// names the same content, so a reload does not recompile it.
+	h, err := enginepool.Load(f.Rulebook)
+	if err != nil {
+		return err
+	}
+	f.handle, f.engine = h, h.Engine
+	f.rulesID = h.Engine.Rulebook().ID
+
+	f.metrics, err = registerMetrics(ctx.GetMetricsRegistry())
+	return err
+}
+
+// Validate checks the configuration after provisioning.
+func (f *Firewall) Validate() error {
+	for name, a := range map[string]string{"on_malicious": f.OnMalicious, "on_suspicious": f.OnSuspicious} {
+		switch a {
+		case ActionBlock, ActionSanitize, ActionLog:
+		default:
+			return fmt.Errorf("%s: unknown action %q (want block, sanitize or log)", name, a)
+		}
+	}
+	if f.MaxBody < 0 {
+		return fmt.Errorf("max_body must not be negative, got %d", f.MaxBody)
+	}
+	for _, r := range f.Roles {
+		if r != "all" && !isRole(r) {
+			return fmt.Errorf("roles: unknown role %q (want %s or all)", r, strings.Join(allRoleNames, ", "))
+		}
+	}
+	return nil
+}
+
+func isRole(r string) bool {
+	for _, n := range allRoleNames {
+		if r == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Cleanup drops this config's reference to the shared engine.
+func (f *Firewall) Cleanup() error {
+	f.handle.Release()
+	return nil
+}
+
+// scans reports whether texts of role are scanned.
+func (f *Firewall) scans(role string) bool {
+	return role == llmreq.RoleUnknown || f.allRoles || f.roles[role]
+}
+
+// ServeHTTP scans the request body, then blocks it, rewrites it or passes
+// it on. The response is never touched: it streams from the upstream to
+// the client as it comes.
+func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// A client must not be able to forge the verdict the upstream sees.
+	for k := range r.Header {
+		if strings.HasPrefix(k, headerPrefix) || strings.HasPrefix(http.CanonicalHeaderKey(k), headerPrefix) {
+			delete(r.Header, k)
+		}
+	}
+
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || unscannedMediaType(r.Header.Get("Content-Type")) {
+		return f.pass(w, r, next)
+	}
+
+	fam := familyFromRequest(r)
+	if r.ContentLength > f.MaxBody {
+		return f.refuse(w, r, fam, tooLarge(f.MaxBody))
+	}
+
+	raw, body, decoded, err := readBody(r.Body, r.ContentLength, r.Header.Get("Content-Encoding"), f.MaxBody)
+	if err != nil {
+		var fe *failure
+		if errors.As(err, &fe) {
+			return f.refuse(w, r, fam, fe)
+		}
+		// The client went away or the connection broke mid-body.
+		return caddyhttp.Error(http.StatusBadRequest, err)
+	}
+	if len(raw) == 0 {
+		return f.pass(w, r, next)
+	}
+
+	start := time.Now()
+	req, err := llmreq.Parse(r.URL.Path, body)
+	if err != nil {
+		if errors.Is(err, llmreq.ErrTooDeep) {
+			return f.refuse(w, r, fam, errTooDeep)
+		}
+		return f.refuse(w, r, fam, errInvalidJSON)
+	}
+	out := f.scan(req)
+	f.metrics.observeScan(time.Since(start), out)
+
+	action := f.actionFor(out.verdict)
+	f.label(r, out, action)
+	if out.verdict != engine.Safe {
+		f.logFlagged(req, out, action)
+	}
+
+	switch action {
+	case ActionBlock:
+		f.metrics.request(out.verdict, action)
+		writeBlock(w, req.API.Family(), out)
+		return nil
+	case ActionSanitize:
+		rewritten := req.Rewrite(out.replacements())
+		setBody(r, rewritten)
+		if decoded {
+			// The upstream gets the decoded, rewritten body as identity.
+			r.Header.Del("Content-Encoding")
+		}
+	default:
+		// log, and pass for safe: the original bytes, still encoded if they were.
+		setBody(r, raw)
+	}
+	f.metrics.request(out.verdict, action)
+	return next.ServeHTTP(w, r)
+}
+
+// actionFor maps a request verdict to the configured action.
+func (f *Firewall) actionFor(v engine.Verdict) string {
+	switch v {
+	case engine.Malicious:
+		return f.OnMalicious
+	case engine.Suspicious:
+		return f.OnSuspicious
+	}
+	return actionPass
+}
+
+// pass forwards a request that has nothing to scan.
+func (f *Firewall) pass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	caddyhttp.SetVar(r.Context(), VarAction, actionPass)
+	f.metrics.request("none", actionPass)
+	return next.ServeHTTP(w, r)
+}
+
+// label sets the upstream headers and the placeholders of a scanned request.
+func (f *Firewall) label(r *http.Request, out *outcome, action string) {
+	rules := strings.Join(out.rules, ",")
+	r.Header.Set(HeaderVerdict, string(out.verdict))
+	r.Header.Set(HeaderRulebook, f.rulesID)
+	if rules != "" {
+		r.Header.Set(HeaderRules, rules)
+	}
+	caddyhttp.SetVar(r.Context(), VarVerdict, string(out.verdict))
+	caddyhttp.SetVar(r.Context(), VarRules, rules)
+	caddyhttp.SetVar(r.Context(), VarAction, action)
+}
+
+// refuse answers a request that cannot be scanned: fail closed.
+func (f *Firewall) refuse(w http.ResponseWriter, r *http.Request, fam string, fe *failure) error {
+	caddyhttp.SetVar(r.Context(), VarAction, actionRefuse)
+	f.metrics.request("none", actionRefuse)
+	if c := f.logger.Check(zapcore.InfoLevel, "request refused"); c != nil {
+		c.Write(zap.Int("status", fe.status), zap.String("reason", fe.code))
+	}
+	writeFailure(w, fam, fe)
+	return nil
+}
+
+// setBody replaces the request body with b, which the upstream is sent
+// with a Content-Length (never chunked).
+func setBody(r *http.Request, b []byte) {
+	r.Body = readCloser{bytes.NewReader(b)}
+	r.ContentLength = int64(len(b))
+	r.TransferEncoding = nil
+	r.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	r.GetBody = nil
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Firewall)(nil)
+	_ caddy.Validator             = (*Firewall)(nil)
+	_ caddy.CleanerUpper          = (*Firewall)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Firewall)(nil)
+)

@@ -1,0 +1,142 @@
+package firewall
+
+import (
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/llmreq"
+)
+
+// flagged is one scanned text that matched at least one rule.
+type flagged struct {
+	index int    // in Request.Texts, the key Rewrite takes
+	path  string // JSON path, e.g. messages[2].content
+	role  string
+	res   engine.Result
+}
+
+// outcome is the scan of one request.
+type outcome struct {
+	verdict    engine.Verdict // the worst of its texts'
+	flagged    []flagged      // in text order
+	rules      []string       // distinct rule ids, in order of first match
+	categories []string       // distinct categories, in order of first match
+	texts      int            // texts scanned
+	bytes      int            // bytes of text scanned
+}
+
+// scan runs the engine over every text whose role is scanned.
+func (f *Firewall) scan(req *llmreq.Request) *outcome {
+	o := &outcome{verdict: engine.Safe}
+	for i := range req.Texts {
+		t := &req.Texts[i]
+		if !f.scans(t.Role) {
+			continue
+		}
+		res := f.engine.ScanString(t.Value)
+		o.texts++
+		o.bytes += len(t.Value)
+		if len(res.Matches) == 0 {
+			continue
+		}
+		if res.Verdict.Rank() > o.verdict.Rank() {
+			o.verdict = res.Verdict
+		}
+		o.flagged = append(o.flagged, flagged{index: i, path: t.Path, role: t.Role, res: res})
+		for _, m := range res.Matches {
+			o.rules = appendNew(o.rules, m.Rule)
+			o.categories = appendNew(o.categories, m.Category)
+		}
+	}
+	return o
+}
+
+// appendNew appends s unless list has it; lists here are a few items long.
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// replacements maps each flagged text to its sanitized copy, for Rewrite.
+func (o *outcome) replacements() map[int]string {
+	repl := make(map[int]string, len(o.flagged))
+	for _, fl := range o.flagged {
+		repl[fl.index] = string(fl.res.Sanitized)
+	}
+	return repl
+}
+
+// param is the path of the first text with the request's verdict: the text
+// that decided the action, reported as the OpenAI error's param.
+func (o *outcome) param() string {
+	for _, fl := range o.flagged {
+		if fl.res.Verdict == o.verdict {
+			return fl.path
+		}
+	}
+	return ""
+}
+
+// logFlagged writes the one warn entry of a flagged request: what matched
+// and where, never the text.
+func (f *Firewall) logFlagged(req *llmreq.Request, o *outcome, action string) {
+	c := f.logger.Check(zapcore.WarnLevel, "prompt injection detected")
+	if c == nil {
+		return
+	}
+	c.Write(
+		zap.String("verdict", string(o.verdict)),
+		zap.String("action", action),
+		zap.String("api", string(req.API)),
+		zap.Strings("rules", o.rules),
+		zap.Strings("categories", o.categories),
+		zap.String("rulebook", f.rulesID),
+		zap.Array("texts", flaggedTexts(o.flagged)),
+	)
+}
+
+type flaggedTexts []flagged
+
+func (ft flaggedTexts) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for i := range ft {
+		if err := enc.AppendObject(&ft[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fl *flagged) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("path", fl.path)
+	enc.AddString("role", fl.role)
+	enc.AddString("verdict", string(fl.res.Verdict))
+	return enc.AddArray("spans", spans(fl.res.Matches))
+}
+
+type spans []engine.Match
+
+func (s spans) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	for i := range s {
+		if err := enc.AppendObject(span(s[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// span logs one match by rule and position (UTF-16 units), never its text.
+type span engine.Match
+
+func (m span) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("rule", m.Rule)
+	enc.AddString("category", m.Category)
+	enc.AddString("severity", string(m.Severity))
+	enc.AddInt("start", m.Start)
+	enc.AddInt("end", m.End)
+	return nil
+}
