@@ -1,0 +1,152 @@
+// Package llmreq finds the texts of LLM API request bodies (OpenAI Chat Completions, Responses,
+// legacy completions and embeddings, Anthropic Messages, Gemini, Ollama, and any other JSON) and
+// rewrites chosen texts while keeping every other byte of the body as it was.
+//
+// Parse validates the body exactly as encoding/json does (it accepts what json.Valid accepts,
+// nesting beyond MaxDepth aside) in one pass that records where each JSON value sits, then walks
+// that index with the rules of the detected API. No map[string]any tree is built.
+package llmreq
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// API names the request family, detected from the URL path and the body's shape.
+type API string
+
+const (
+	OpenAIChat        API = "openai.chat"        // /chat/completions, or a body with "messages" in OpenAI shape
+	OpenAIResponses   API = "openai.responses"   // /responses
+	OpenAICompletions API = "openai.completions" // legacy /completions with "prompt"
+	OpenAIEmbeddings  API = "openai.embeddings"  // /embeddings with "input"
+	AnthropicMessages API = "anthropic.messages" // /v1/messages (also /messages with anthropic shape)
+	Gemini            API = "gemini"             // ...:generateContent, :streamGenerateContent, body with "contents"
+	OllamaChat        API = "ollama.chat"        // /api/chat
+	OllamaGenerate    API = "ollama.generate"    // /api/generate
+	Generic           API = "json"               // anything else: every string value
+)
+
+// Family is "openai", "anthropic", "gemini", "ollama" or "json"; it selects the block error shape
+// (Ollama and json get the OpenAI shape from the handler, but report their own family).
+func (a API) Family() string {
+	switch a {
+	case OpenAIChat, OpenAIResponses, OpenAICompletions, OpenAIEmbeddings:
+		return "openai"
+	case AnthropicMessages:
+		return "anthropic"
+	case Gemini:
+		return "gemini"
+	case OllamaChat, OllamaGenerate:
+		return "ollama"
+	}
+	return "json"
+}
+
+// Roles of texts.
+const (
+	RoleUser      = "user"
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"     // tool results: OpenAI tool messages, Anthropic tool_result, Responses function_call_output, Gemini functionResponse text
+	RoleFunction  = "function" // OpenAI legacy function messages
+	RoleUnknown   = ""         // fallback strings: the handler always scans these
+)
+
+// Text is one text found in a request body.
+type Text struct {
+	Path  string // JSON path, e.g. messages[2].content[0].text, input[1].output, system[0].text
+	Role  string // one of the Role constants
+	Value string // the decoded string (encoding/json semantics: invalid UTF-8 and lone surrogate escapes become U+FFFD)
+
+	// start and end delimit the JSON string literal in the body, quotes included.
+	start, end int
+}
+
+// Request is a parsed request body.
+type Request struct {
+	API   API
+	Texts []Text
+
+	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it, so the caller
+	// must not modify it while the Request is in use.
+	body []byte
+}
+
+// Errors, to be wrapped with detail (position) and tested with errors.Is.
+var (
+	ErrInvalidJSON = errors.New("request body is not valid JSON")
+	ErrTooDeep     = errors.New("request body is nested too deeply") // over MaxDepth
+)
+
+// MaxDepth bounds nesting of arrays and objects (so hostile bodies cannot exhaust the stack).
+const MaxDepth = 512
+
+// SyntaxError is the error Parse returns: Err is ErrInvalidJSON or ErrTooDeep, Offset the byte
+// offset in the body where the problem was found.
+type SyntaxError struct {
+	Err    error
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%v: %s at byte offset %d", e.Err, e.Msg, e.Offset)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// Parse finds the texts of body; urlPath is the request's URL path (used with the body's shape to
+// detect the API; the path may carry any prefix, e.g. /openai/v1/chat/completions).
+// A body that is not a single JSON value (trailing garbage included) is ErrInvalidJSON.
+//
+// Parse keeps a reference to body (it does not copy it); Rewrite reads from it later.
+func Parse(urlPath string, body []byte) (*Request, error) {
+	t := getTape()
+	defer putTape(t)
+	if err := t.scan(body); err != nil {
+		return nil, err
+	}
+	w := walker{t: t, body: body}
+	api := detect(urlPath, &w)
+	w.extract(api)
+	// The API walkers visit members in the order of their own rules (content before tool_calls,
+	// say); the contract is body order, and Rewrite relies on it.
+	if !sort.SliceIsSorted(w.texts, func(i, j int) bool { return w.texts[i].start < w.texts[j].start }) {
+		sort.SliceStable(w.texts, func(i, j int) bool { return w.texts[i].start < w.texts[j].start })
+	}
+	return &Request{API: api, Texts: w.texts, body: body}, nil
+}
+
+// Rewrite returns a new body in which Texts[i] is replaced by repl[i] for every i in repl, encoded
+// as a JSON string; every other byte of the original body is kept exactly. With an empty repl it
+// returns the original bytes unchanged. Indexes outside Texts are ignored.
+func (r *Request) Rewrite(repl map[int]string) []byte {
+	if len(repl) == 0 {
+		return r.body
+	}
+	size := len(r.body)
+	for i, s := range repl {
+		if i >= 0 && i < len(r.Texts) {
+			size += len(s) + 2 - (r.Texts[i].end - r.Texts[i].start)
+		}
+	}
+	if size < 0 {
+		size = 0
+	}
+	out := make([]byte, 0, size+size/16)
+	prev := 0
+	for i := range r.Texts {
+		s, ok := repl[i]
+		if !ok {
+			continue
+		}
+		t := &r.Texts[i]
+		out = append(out, r.body[prev:t.start]...)
+		out = appendQuoted(out, s)
+		prev = t.end
+	}
+	return append(out, r.body[prev:]...)
+}

@@ -1,0 +1,335 @@
+package llmreq
+
+import (
+	"math"
+	"strconv"
+	"sync"
+)
+
+// The scanner validates a body with exactly the grammar of encoding/json (RFC 8259: whitespace is
+// space, tab, CR, LF; strings may hold any byte from 0x20 up, invalid UTF-8 included, which
+// decoding turns into U+FFFD) and records every value in a flat "tape" of nodes. The API walkers
+// navigate the tape by index, so a request costs one slice of small fixed-size nodes (reused
+// through a pool) instead of a tree of maps and interfaces.
+
+const (
+	kindObject uint8 = iota + 1
+	kindArray
+	kindString
+	kindNumber
+	kindTrue
+	kindFalse
+	kindNull
+)
+
+// String flags: they let decoding take the copy-only path for the common plain string.
+const (
+	flagEscape uint8 = 1 << iota // the literal holds a backslash escape
+)
+
+// node is one JSON value. An object's children are its members' key and value nodes, alternating;
+// an array's children are its elements. The children of node i are i+1 .. next-1.
+type node struct {
+	kind  uint8
+	flags uint8
+	start uint32 // offset of the value's first byte
+	end   uint32 // offset just past its last byte
+	next  uint32 // index of the first node after this value's subtree
+}
+
+type tape struct {
+	nodes []node
+}
+
+var tapePool = sync.Pool{New: func() any { return new(tape) }}
+
+func getTape() *tape { return tapePool.Get().(*tape) }
+
+// putTape returns t to the pool unless a huge body made it so large that keeping it would pin
+// memory for the life of the process.
+func putTape(t *tape) {
+	if cap(t.nodes) > 1<<20 {
+		return
+	}
+	t.nodes = t.nodes[:0]
+	tapePool.Put(t)
+}
+
+// strPlain[c] is true for bytes that need no attention inside a string literal. Bytes from 0x80
+// are plain: encoding/json accepts invalid UTF-8 in strings (decoding makes it U+FFFD).
+var strPlain = func() (a [256]bool) {
+	for c := 0x20; c < 0x100; c++ {
+		a[c] = c != '"' && c != '\\'
+	}
+	return a
+}()
+
+var isHex = func() (a [256]bool) {
+	for _, c := range "0123456789abcdefABCDEF" {
+		a[c] = true
+	}
+	return a
+}()
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func syntaxErr(off int, msg string) error {
+	return &SyntaxError{Err: ErrInvalidJSON, Offset: off, Msg: msg}
+}
+
+func unexpected(b []byte, i int, context string) error {
+	if i >= len(b) {
+		return syntaxErr(i, "unexpected end of input "+context)
+	}
+	return syntaxErr(i, "invalid character "+quoteChar(b[i])+" "+context)
+}
+
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	if c >= 0x80 {
+		s = `"\x` + strconv.FormatUint(uint64(c), 16) + `"`
+	}
+	return "'" + s[1:len(s)-1] + "'"
+}
+
+// scan validates b as one JSON value and fills t.nodes.
+func (t *tape) scan(b []byte) error {
+	t.nodes = t.nodes[:0]
+	if len(b) >= math.MaxUint32 {
+		return syntaxErr(0, "body too large to index")
+	}
+	if cap(t.nodes) == 0 {
+		// A typical request has a value every 20 bytes or so; growing from there is cheap.
+		t.nodes = make([]node, 0, min(len(b)/16+16, 1<<16))
+	}
+	i, err := t.value(b, skipSpace(b, 0), 0)
+	if err != nil {
+		return err
+	}
+	if i = skipSpace(b, i); i != len(b) {
+		return unexpected(b, i, "after top-level value")
+	}
+	return nil
+}
+
+func (t *tape) push(kind uint8, start int) int {
+	t.nodes = append(t.nodes, node{kind: kind, start: uint32(start)})
+	return len(t.nodes) - 1
+}
+
+// close finishes node idx, whose last byte is at end-1.
+func (t *tape) close(idx, end int) {
+	n := &t.nodes[idx]
+	n.end = uint32(end)
+	n.next = uint32(len(t.nodes))
+}
+
+// value scans the value starting at b[i] and returns the offset just past it. depth counts the
+// containers around it.
+func (t *tape) value(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, unexpected(b, i, "looking for beginning of value")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return t.str(b, i)
+	case c == '{':
+		return t.object(b, i, depth+1)
+	case c == '[':
+		return t.array(b, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return t.number(b, i)
+	case c == 't':
+		return t.literal(b, i, "true", kindTrue)
+	case c == 'f':
+		return t.literal(b, i, "false", kindFalse)
+	case c == 'n':
+		return t.literal(b, i, "null", kindNull)
+	}
+	return i, unexpected(b, i, "looking for beginning of value")
+}
+
+func (t *tape) literal(b []byte, i int, word string, kind uint8) (int, error) {
+	for k := 0; k < len(word); k++ {
+		if i+k >= len(b) || b[i+k] != word[k] {
+			return i + k, unexpected(b, i+k, "in literal "+word)
+		}
+	}
+	idx := t.push(kind, i)
+	t.close(idx, i+len(word))
+	return i + len(word), nil
+}
+
+func (t *tape) object(b []byte, i, depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
+	}
+	idx := t.push(kindObject, i)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		t.close(idx, i+1)
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, unexpected(b, i, "looking for beginning of object key string")
+		}
+		var err error
+		if i, err = t.str(b, i); err != nil {
+			return i, err
+		}
+		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+			return i, unexpected(b, i, "after object key")
+		}
+		if i, err = t.value(b, skipSpace(b, i+1), depth); err != nil {
+			return i, err
+		}
+		if i = skipSpace(b, i); i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			t.close(idx, i+1)
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after object key:value pair")
+	}
+}
+
+func (t *tape) array(b []byte, i, depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
+	}
+	idx := t.push(kindArray, i)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		t.close(idx, i+1)
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = t.value(b, i, depth); err != nil {
+			return i, err
+		}
+		if i = skipSpace(b, i); i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			t.close(idx, i+1)
+			return i + 1, nil
+		}
+		return i, unexpected(b, i, "after array element")
+	}
+}
+
+// number accepts exactly -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?. The digits are kept as
+// bytes; nothing converts them, so no precision is lost.
+func (t *tape) number(b []byte, i int) (int, error) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		s := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > s
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		digits()
+	default:
+		return i, unexpected(b, i, "in numeric literal")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return i, unexpected(b, i, "after decimal point in numeric literal")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return i, unexpected(b, i, "in exponent of numeric literal")
+		}
+	}
+	idx := t.push(kindNumber, start)
+	t.close(idx, i)
+	return i, nil
+}
+
+// str scans the string literal starting at the quote b[i].
+func (t *tape) str(b []byte, i int) (int, error) {
+	start := i
+	var flags uint8
+	i++
+	for {
+		i = skipPlain(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of input in string literal")
+		}
+		switch c := b[i]; {
+		case c == '"':
+			idx := t.push(kindString, start)
+			t.nodes[idx].flags = flags
+			t.close(idx, i+1)
+			return i + 1, nil
+		case c == '\\':
+			flags |= flagEscape
+			if i+1 >= len(b) {
+				return i + 1, syntaxErr(i+1, "unexpected end of input in string escape code")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				for k := 2; k < 6; k++ {
+					if i+k >= len(b) || !isHex[b[i+k]] {
+						return i + k, unexpected(b, i+k, `in \u hexadecimal character escape`)
+					}
+				}
+				i += 6
+			default:
+				return i + 1, unexpected(b, i+1, "in string escape code")
+			}
+		default: // a control character
+			return i, unexpected(b, i, "in string literal")
+		}
+	}
+}
+
+// skipPlain returns the offset of the first byte at or after i that is not plain string content.
+// Long-context bodies are mostly string bytes, so it checks eight bytes at a time.
+func skipPlain(b []byte, i int) int {
+	for i+8 <= len(b) {
+		if !strPlain[b[i]] || !strPlain[b[i+1]] || !strPlain[b[i+2]] || !strPlain[b[i+3]] ||
+			!strPlain[b[i+4]] || !strPlain[b[i+5]] || !strPlain[b[i+6]] || !strPlain[b[i+7]] {
+			break
+		}
+		i += 8
+	}
+	for i < len(b) && strPlain[b[i]] {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,159 @@
+package llmreq
+
+import (
+	"unicode/utf8"
+)
+
+// Decoding and encoding of JSON string literals, with encoding/json's exact semantics so a text's
+// Value is what any Go upstream (and the scan service) would see, and a rewritten literal is what
+// json.Marshal would write with HTML escaping off.
+
+// decodeLiteral returns the value of the string literal lit (quotes included).
+func decodeLiteral(lit []byte, flags uint8) string {
+	s := lit[1 : len(lit)-1]
+	if flags&flagEscape == 0 && utf8.Valid(s) {
+		return string(s)
+	}
+	return string(appendUnquoted(make([]byte, 0, len(s)), s))
+}
+
+// appendUnquoted appends the decoded content s of a valid string literal (quotes removed) to dst,
+// as encoding/json does: escapes are resolved, a valid surrogate pair becomes its character, a
+// lone surrogate escape becomes U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
+func appendUnquoted(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '\\' {
+			// The scanner has checked the escape, so the bytes are there.
+			switch s[i+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := hex4(s[i+2:])
+				i += 6
+				if r >= 0xD800 && r < 0xE000 {
+					// A high surrogate followed by an escaped low surrogate is one character;
+					// anything else leaves this unit alone as U+FFFD (the next escape, if any,
+					// is decoded on its own).
+					if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if r2 := hex4(s[i+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
+							dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, s[i+1])
+			}
+			i += 2
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// needsEscape[c] is true for the ASCII bytes encoding/json escapes when HTML escaping is off.
+var needsEscape = func() (a [utf8.RuneSelf]bool) {
+	for c := 0; c < 0x20; c++ {
+		a[c] = true
+	}
+	a['"'], a['\\'] = true, true
+	return a
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted appends s as a JSON string literal, byte for byte what encoding/json writes with
+// SetEscapeHTML(false): `"` and `\` and control characters escaped (short forms where JSON has
+// them), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped (so the body stays valid JavaScript).
+// Everything else, `<`, `>` and `&` included, is written as is.
+func appendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !needsEscape[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,226 @@
+package llmreq
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// walker navigates a scanned body and collects texts. The API rules (openai.go, anthropic.go,
+// gemini.go, ollama.go) are written against its small vocabulary: members of an object, elements
+// of an array, a unique string member, emit one string, emit every string under a value.
+type walker struct {
+	t       *tape
+	body    []byte
+	texts   []Text
+	path    []byte // the JSON path of the value being visited
+	scratch []byte // decoded keys and member strings that are compared, not kept
+}
+
+func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind }
+
+func (w *walker) next(i int) int { return int(w.t.nodes[i].next) }
+
+func (w *walker) raw(i int) []byte {
+	n := &w.t.nodes[i]
+	return w.body[n.start:n.end]
+}
+
+// decoded returns the value of string node i, in scratch space that the next call reuses.
+func (w *walker) decoded(i int) []byte {
+	n := &w.t.nodes[i]
+	s := w.body[n.start+1 : n.end-1]
+	if n.flags&flagEscape == 0 {
+		return s // invalid UTF-8 never equals the ASCII names it is compared with
+	}
+	w.scratch = appendUnquoted(w.scratch[:0], s)
+	return w.scratch
+}
+
+// keyIs reports whether the decoded key node k equals name the way encoding/json matches a key
+// to a struct field: exactly or case-insensitively (Unicode simple folding, as bytes.EqualFold).
+// Go upstreams (Ollama) accept "Messages" for "messages", so the walkers do too; for other
+// upstreams matching more keys only means scanning more. name is lower case ASCII.
+func (w *walker) keyIs(k int, name string) bool {
+	n := &w.t.nodes[k]
+	if n.flags&flagEscape == 0 && int(n.end-n.start-2) == len(name) && string(w.body[n.start+1:n.end-1]) == name {
+		return true
+	}
+	return bytes.EqualFold(w.decoded(k), []byte(name))
+}
+
+// eachMember calls f(key, value) for every member of object node i, in body order. Duplicate
+// keys are all visited: parsers disagree on which duplicate wins, so every one is scanned.
+func (w *walker) eachMember(i int, f func(k, v int)) {
+	end := w.next(i)
+	for k := i + 1; k < end; {
+		v := k + 1
+		f(k, v)
+		k = w.next(v)
+	}
+}
+
+// eachElement calls f(index, node) for every element of array node i.
+func (w *walker) eachElement(i int, f func(n, e int)) {
+	end := w.next(i)
+	for e, n := i+1, 0; e < end; e, n = w.next(e), n+1 {
+		f(n, e)
+	}
+}
+
+// member returns the value node of the first member of object i named name, or -1.
+func (w *walker) member(i int, name string) int {
+	if w.kind(i) != kindObject {
+		return -1
+	}
+	end := w.next(i)
+	for k := i + 1; k < end; k = w.next(k + 1) {
+		if w.keyIs(k, name) {
+			return k + 1
+		}
+	}
+	return -1
+}
+
+// has reports whether object i has a member named name.
+func (w *walker) has(i int, name string) bool { return w.member(i, name) >= 0 }
+
+// uniqueString returns the string value of member name of object i when every member of that
+// name is a string and they all agree; ok is false otherwise. Discriminators ("role", "type")
+// go through it, so a body that says "type":"image_url" and "type":"text" in one part, hoping
+// the scanner believes one and the model the other, is treated as unknown and scanned whole.
+func (w *walker) uniqueString(i int, name string) (val string, ok bool) {
+	if w.kind(i) != kindObject {
+		return "", false
+	}
+	found := false
+	end := w.next(i)
+	for k := i + 1; k < end; k = w.next(k + 1) {
+		if !w.keyIs(k, name) {
+			continue
+		}
+		v := k + 1
+		if w.kind(v) != kindString {
+			return "", false
+		}
+		s := w.decoded(v)
+		if found && string(s) != val {
+			return "", false
+		}
+		if !found {
+			val, found = string(s), true
+		}
+	}
+	return val, found
+}
+
+// Path building. The path of the visited value lives in w.path; push* append one step and return
+// the old length, which pop restores.
+
+func (w *walker) pushKey(k int) int {
+	mark := len(w.path)
+	key := w.decoded(k)
+	if isIdent(key) {
+		if len(w.path) > 0 {
+			w.path = append(w.path, '.')
+		}
+		w.path = append(w.path, key...)
+	} else {
+		w.path = append(w.path, '[')
+		w.path = appendQuoted(w.path, string(key))
+		w.path = append(w.path, ']')
+	}
+	return mark
+}
+
+func (w *walker) pushIndex(n int) int {
+	mark := len(w.path)
+	w.path = append(w.path, '[')
+	w.path = strconv.AppendInt(w.path, int64(n), 10)
+	w.path = append(w.path, ']')
+	return mark
+}
+
+func (w *walker) pop(mark int) { w.path = w.path[:mark] }
+
+// isIdent reports whether a key can be written after a dot: [A-Za-z_][A-Za-z0-9_]*.
+func isIdent(s []byte) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i, c := range s {
+		if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// emit records string node i, at the current path, as a text of role.
+func (w *walker) emit(i int, role string) {
+	n := &w.t.nodes[i]
+	w.texts = append(w.texts, Text{
+		Path:  string(w.path),
+		Role:  role,
+		Value: decodeLiteral(w.body[n.start:n.end], n.flags),
+		start: int(n.start),
+		end:   int(n.end),
+	})
+}
+
+// all records every string value under node i (i itself if it is a string) with role. Object
+// keys are names, not values, and are not texts. This is the fallback for any shape the API
+// rules do not know: whatever the shape, no string goes unscanned.
+func (w *walker) all(i int, role string) {
+	switch w.kind(i) {
+	case kindString:
+		w.emit(i, role)
+	case kindObject:
+		w.eachMember(i, func(k, v int) {
+			if w.kind(v) >= kindNumber {
+				return // no string below: skip the path bookkeeping
+			}
+			mark := w.pushKey(k)
+			w.all(v, role)
+			w.pop(mark)
+		})
+	case kindArray:
+		w.eachElement(i, func(n, e int) {
+			if w.kind(e) >= kindNumber {
+				return
+			}
+			mark := w.pushIndex(n)
+			w.all(e, role)
+			w.pop(mark)
+		})
+	}
+}
+
+// allBut is all for an object of unknown shape whose discriminator "type" is a known word and
+// not a text; every other string under it is recorded.
+func (w *walker) allBut(i int, role string) {
+	if w.kind(i) != kindObject {
+		w.all(i, role)
+		return
+	}
+	w.eachMember(i, func(k, v int) {
+		if w.kind(v) == kindString && w.keyIs(k, "type") {
+			return
+		}
+		w.at(k, v, role, w.all)
+	})
+}
+
+// at visits value v of member key k with f, with the path extended by the key.
+func (w *walker) at(k, v int, role string, f func(int, string)) {
+	mark := w.pushKey(k)
+	f(v, role)
+	w.pop(mark)
+}
+
+// atIndex visits element e (index n) with f, with the path extended by the index.
+func (w *walker) atIndex(n, e int, role string, f func(int, string)) {
+	mark := w.pushIndex(n)
+	f(e, role)
+	w.pop(mark)
+}
