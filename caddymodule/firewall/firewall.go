@@ -263,7 +263,10 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	switch action {
 	case ActionBlock:
 		f.metrics.request(out.verdict, action)
-		writeBlock(w, req.API.Family(), out)
+		if req.API != llmreq.Generic {
+			fam = req.API.Family()
+		}
+		writeBlock(w, fam, out)
 		return nil
 	case ActionSanitize:
 		rewritten := req.Rewrite(out.replacements())
