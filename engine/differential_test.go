@@ -20,6 +20,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -390,7 +391,7 @@ func compareWithGo(t *testing.T, e *engine.Engine, texts [][]byte, js []refResul
 				got, gerr := goScan(e, text)
 				return gerr != nil || !reflect.DeepEqual(got, want)
 			}
-			small := minimize(texts[i], differs, 4000)
+			small := minimize(texts[i], differs, 4000, time.Now().Add(10*time.Second))
 			swant, _ := proc.scan(small)
 			sgot, gerr := goScan(e, small)
 			if gerr != nil {
@@ -409,12 +410,12 @@ func compareWithGo(t *testing.T, e *engine.Engine, texts [][]byte, js []refResul
 }
 
 // minimize removes byte ranges from text, halving their size, for as long as
-// differs stays true, within budget calls.
-func minimize(text []byte, differs func([]byte) bool, budget int) []byte {
+// differs stays true, within budget calls and until deadline.
+func minimize(text []byte, differs func([]byte) bool, budget int, deadline time.Time) []byte {
 	cur := text
-	for n := len(cur) / 2; n >= 1 && budget > 0; {
+	for n := len(cur) / 2; n >= 1 && budget > 0 && time.Now().Before(deadline); {
 		shrunk := false
-		for i := 0; i+n <= len(cur) && budget > 0; {
+		for i := 0; i+n <= len(cur) && budget > 0 && time.Now().Before(deadline); {
 			cand := append(append([]byte{}, cur[:i]...), cur[i+n:]...)
 			budget--
 			if differs(cand) {
