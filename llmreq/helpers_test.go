@@ -1,6 +1,7 @@
 package llmreq
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -58,8 +59,8 @@ func show(ws []want) string {
 // encoding/json builds (when the body has no duplicate keys, which make a tree ambiguous).
 func checkTexts(t *testing.T, body []byte, r *Request) {
 	t.Helper()
-	var tree any
-	if err := json.Unmarshal(body, &tree); err != nil {
+	tree, err := decodeTree(body)
+	if err != nil {
 		t.Fatalf("encoding/json refuses a body Parse accepted: %v", err)
 	}
 	dups := hasDuplicateKeys(body)
@@ -87,6 +88,18 @@ func checkTexts(t *testing.T, body []byte, r *Request) {
 			t.Errorf("text %d: path %q holds %#v, text is %q", i, x.Path, at, v)
 		}
 	}
+}
+
+// decodeTree decodes body with encoding/json, numbers kept as text (1e999 is valid JSON but
+// overflows a float64).
+func decodeTree(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return tree, nil
 }
 
 // resolve follows a path of the package's syntax (a.b[3]["x y"].c) in an encoding/json tree.

@@ -1,0 +1,122 @@
+package llmreq
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func mustParse(t *testing.T, path, body string) *Request {
+	t.Helper()
+	r, err := Parse(path, []byte(body))
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", body, err)
+	}
+	return r
+}
+
+func TestRewriteKeepsEveryOtherByte(t *testing.T) {
+	// Big numbers, odd whitespace, escapes in untouched strings, key order and a duplicate key:
+	// all of it must come back byte for byte around the replaced texts.
+	body := "{ \"z\" :\t12345678901234567890.123456789e300 ,\r\n" +
+		"  \"model\":\"caf\\u00e9\\/\\ud83d\\ude00\",\n" +
+		"\"messages\" : [ {\"role\":\"system\" ,\"content\":\"keep \\u00e9 me\"},\n" +
+		"\t{ \"content\" : \"repl\\u00e9ce \\\"me\\\"\", \"role\" : \"user\", \"role\":\"user\" } ],\n" +
+		"  \"a\": -0.0e-0, \"b\": [ ] , \"c\":{ },\"z\":1E+2 }\n"
+	r := mustParse(t, "/v1/chat/completions", body)
+	if len(r.Texts) != 2 || r.Texts[1].Value != `repléce "me"` || r.Texts[0].Value != "keep é me" {
+		t.Fatalf("texts: %+v", r.Texts)
+	}
+	out := r.Rewrite(map[int]string{1: "new <b>&</b> \"text\"\n\u2028é"})
+	want := strings.Replace(body, `"repl\u00e9ce \"me\""`, `"new <b>&</b> \"text\"\n\u2028é"`, 1)
+	if string(out) != want {
+		t.Fatalf("rewrite:\n got  %q\n want %q", out, want)
+	}
+	r2 := mustParse(t, "/v1/chat/completions", string(out))
+	if r2.Texts[1].Value != "new <b>&</b> \"text\"\n\u2028é" {
+		t.Fatalf("re-parsed value %q", r2.Texts[1].Value)
+	}
+
+	// Replacing the first and the last of several texts, and a text with itself.
+	r = mustParse(t, "/", `["a",  "b" ,"c\u0041"]`)
+	if got := string(r.Rewrite(map[int]string{0: "A", 2: "C", 7: "ignored", -1: "ignored"})); got != `["A",  "b" ,"C"]` {
+		t.Fatalf("got %s", got)
+	}
+	if got := string(r.Rewrite(map[int]string{1: "b"})); got != `["a",  "b" ,"c\u0041"]` {
+		t.Fatalf("got %s", got)
+	}
+	if got := string(r.Rewrite(map[int]string{2: "cA"})); got != `["a",  "b" ,"cA"]` {
+		t.Fatalf("an escaped text rewritten with its value is re-encoded plainly: %s", got)
+	}
+}
+
+func TestRewriteEmptyReturnsOriginal(t *testing.T) {
+	body := []byte(` {"messages":[{"role":"user","content":"x"}]} `)
+	r, err := Parse("/v1/chat/completions", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, repl := range []map[int]string{nil, {}} {
+		out := r.Rewrite(repl)
+		if !bytes.Equal(out, body) || &out[0] != &body[0] {
+			t.Fatalf("Rewrite(%v) did not return the original bytes", repl)
+		}
+	}
+}
+
+func TestRewriteDuplicateKeys(t *testing.T) {
+	// Both duplicates are texts, so a sanitizer can clean the one the upstream will believe,
+	// whichever that is.
+	body := `{"messages":[{"role":"user","content":"one","content":"two"}]}`
+	r := mustParse(t, "/v1/chat/completions", body)
+	if len(r.Texts) != 2 {
+		t.Fatalf("texts: %+v", r.Texts)
+	}
+	got := string(r.Rewrite(map[int]string{0: "1", 1: "2"}))
+	if got != `{"messages":[{"role":"user","content":"1","content":"2"}]}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestRewriteMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", `quote " backslash \ slash /`, "\x00\x01\x07\b\f\n\r\t\x1f\x7f",
+		"<script>&amp;</script>", "\u2028\u2029\u2027\u202a", "é中😀", "\xff\xfe bad \xed\xa0\x80 utf8 \xc3",
+		"\ufffd\ufeff",
+	} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(b.String(), "\n")
+		if got := string(appendQuoted(nil, s)); got != want {
+			t.Errorf("appendQuoted(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+		r := mustParse(t, "/", `{"k": "x"}`)
+		out := r.Rewrite(map[int]string{0: s})
+		if !utf8.Valid(out) {
+			t.Errorf("rewrite with %q is not valid UTF-8", s)
+		}
+	}
+}
+
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range []string{
+		`"\ud83d\ude00"`, `"\ud83d"`, `"\ude00"`, `"\ud83d\u0041"`, `"\ud83dx"`, `"\ud83d\ud83d\ude00"`,
+		`"\uDBFF\uDFFF"`, `"\u0000"`, `"\/\b\f\n\r\t\"\\"`, "\"\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80\"",
+		`"\u00e9\u00E9"`, "\"\xe2\x80\"", "\"ok \xf0\x9f\x98\x80\"",
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		r := mustParse(t, "/", lit)
+		if len(r.Texts) != 1 || r.Texts[0].Value != want {
+			t.Errorf("%q: got %+v, want %q", lit, r.Texts, want)
+		}
+	}
+}
