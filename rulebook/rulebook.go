@@ -1,7 +1,7 @@
 // Package rulebook holds the published prompt-injection rulebook (v1,
 // embedded byte for byte), loads custom rulebooks of the same schema,
-// validates them with errors that name the offending rule, and compiles each
-// rule's ECMAScript pattern into a matcher (see package jsregex).
+// and validates them with errors that name the offending rule. Patterns are
+// ECMAScript regular expressions, parsed by package jsregex.
 package rulebook
 
 import (
@@ -107,7 +107,7 @@ type document struct {
 }
 
 // Parse decodes and validates a rulebook document. Every pattern must
-// compile (see Compile); errors name the rule they concern.
+// compile; errors name the rule they concern.
 func Parse(data []byte) (*Rulebook, error) {
 	var doc document
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -149,8 +149,8 @@ func Parse(data []byte) (*Rulebook, error) {
 		if r.Pattern == "" {
 			return nil, fmt.Errorf("rule %s: empty pattern", r.ID)
 		}
-		if _, err := compileFlags(r.Flags); err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		if err := checkPattern(r); err != nil {
+			return nil, err
 		}
 	}
 	rb := &Rulebook{
@@ -159,9 +159,6 @@ func Parse(data []byte) (*Rulebook, error) {
 		Categories: cats,
 		Rules:      doc.Rules,
 		Raw:        append([]byte(nil), data...),
-	}
-	if _, err := Compile(rb); err != nil {
-		return nil, err
 	}
 	return rb, nil
 }

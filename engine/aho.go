@@ -1,0 +1,92 @@
+package engine
+
+// ahoCorasick finds every occurrence of a set of literals in one pass. It
+// runs over the alphabet's bytes (case already folded), as a dense DFA whose
+// columns are the alphabet's classes, so the scan loop is one table load
+// per byte.
+type ahoCorasick struct {
+	k     int      // columns: classes of the alphabet
+	col   [128]int // byte -> column
+	delta []uint32 // state*k + column -> next state, hasOut in the top bit
+	outAt []int32  // state -> start of its outputs in outs
+	outs  []int32  // literal ids ending at each state (suffix links folded in)
+}
+
+const hasOut = 1 << 31
+
+func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
+	type node struct {
+		next map[int]int
+		fail int
+		out  []int32
+	}
+	nodes := []node{{next: map[int]int{}}}
+	for id, lit := range literals {
+		s := 0
+		for i := 0; i < len(lit); i++ {
+			c := col[lit[i]]
+			n, ok := nodes[s].next[c]
+			if !ok {
+				nodes = append(nodes, node{next: map[int]int{}})
+				n = len(nodes) - 1
+				nodes[s].next[c] = n
+			}
+			s = n
+		}
+		nodes[s].out = append(nodes[s].out, int32(id))
+	}
+	ac := &ahoCorasick{k: k, col: col}
+	ac.delta = make([]uint32, len(nodes)*k)
+	// Breadth-first: a node's failure target is shallower, so its row and
+	// outputs are complete when the node is reached.
+	queue := []int{0}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for c := 0; c < k; c++ {
+			if n, ok := nodes[s].next[c]; ok {
+				if s == 0 {
+					nodes[n].fail = 0
+				} else {
+					nodes[n].fail = int(ac.delta[nodes[s].fail*k+c] &^ hasOut)
+				}
+				nodes[n].out = append(nodes[n].out, nodes[nodes[n].fail].out...)
+				ac.delta[s*k+c] = uint32(n)
+				queue = append(queue, n)
+			} else if s == 0 {
+				ac.delta[c] = 0
+			} else {
+				ac.delta[s*k+c] = ac.delta[nodes[s].fail*k+c] &^ hasOut
+			}
+		}
+	}
+	ac.outAt = make([]int32, len(nodes)+1)
+	for s := range nodes {
+		ac.outAt[s] = int32(len(ac.outs))
+		ac.outs = append(ac.outs, nodes[s].out...)
+	}
+	ac.outAt[len(nodes)] = int32(len(ac.outs))
+	for i, v := range ac.delta {
+		t := v &^ hasOut
+		if ac.outAt[t] != ac.outAt[t+1] {
+			ac.delta[i] = t | hasOut
+		}
+	}
+	return ac
+}
+
+// scan calls found(end, lit) for every occurrence of every literal, where
+// end is the index just past the occurrence.
+func (ac *ahoCorasick) scan(text []byte, found func(end int, lit int32)) {
+	s := uint32(0)
+	k := uint32(ac.k)
+	for i, b := range text {
+		v := ac.delta[s*k+uint32(ac.col[b&0x7F])]
+		s = v &^ hasOut
+		if v&hasOut != 0 {
+			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+				found(i+1, lit)
+			}
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+
+	"github.com/promptwall/promptwall/rulebook"
+	"github.com/promptwall/promptwall/rulebook/jsregex"
+)
+
+// SlowMatchTimeout bounds one match of a pattern that only the backtracking
+// engine can run (a custom rule with look-arounds or back-references).
+const SlowMatchTimeout = 2 * time.Second
+
+// rule is one compiled rule.
+type rule struct {
+	idx      int
+	id       string
+	category string
+	severity rulebook.Severity
+	catIdx   int
+
+	// The fast path: Go's regexp over the alphabet's bytes. Four forms, so a
+	// match can be sought from any position with the text before it still in
+	// view for \b: at 0 the pattern itself; at p>0 "one byte, then the
+	// pattern" on text[p-1:]. Anchored forms (\A) try one position only.
+	fast       bool
+	anch0      *regexp.Regexp
+	anchN      *regexp.Regexp
+	scan0      *regexp.Regexp
+	scanN      *regexp.Regexp
+	maxLen     int     // longest match in units, -1 unbounded
+	required   [][]int // conjuncts of literal ids (see jsregex.Literals)
+	prefixes   []int   // literal ids a match begins with
+	atStart    bool
+	hasPrefix  bool
+	alwaysScan bool // no literal to look for: run on every view
+
+	// The slow path: a backtracking engine over UTF-16 units.
+	slow *regexp2.Regexp
+}
+
+// compiled is everything derived once from a rulebook.
+type compiled struct {
+	rules    []rule
+	alphabet *jsregex.Alphabet
+	ascii    [128]byte // alphabet bytes of ASCII units, for the common case
+	ac       *ahoCorasick
+	litCount int
+	litLens  []int32
+	// prefixRules[lit] lists the rules that lit is a prefix literal of.
+	prefixRules [][]int32
+	anyFast     bool
+}
+
+func compile(rb *rulebook.Rulebook) (*compiled, error) {
+	c := &compiled{rules: make([]rule, len(rb.Rules))}
+	pats := make([]*jsregex.Pattern, len(rb.Rules))
+	catIdx := map[string]int{}
+	for i, cat := range rb.Categories {
+		catIdx[cat.Name] = i
+	}
+	var sets []*jsregex.Set
+	for i, r := range rb.Rules {
+		flags, err := jsregex.ParseFlags(r.Flags)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+		// SPEC section 2: every pattern runs case-insensitively.
+		flags.IgnoreCase = true
+		p, err := jsregex.Parse(r.Pattern, flags)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+		pats[i] = p
+		sets = append(sets, p.Sets()...)
+		c.rules[i] = rule{idx: i, id: r.ID, category: r.Category, severity: r.Severity, catIdx: catIdx[r.Category]}
+	}
+	alpha, alphaErr := jsregex.NewAlphabet(sets)
+	c.alphabet = alpha
+	lits := map[string]int{}
+	var litList []string
+	litID := func(s string) int {
+		if id, ok := lits[s]; ok {
+			return id
+		}
+		lits[s] = len(litList)
+		litList = append(litList, s)
+		return len(litList) - 1
+	}
+	for i, p := range pats {
+		r := &c.rules[i]
+		if alphaErr == nil {
+			if err := r.compileFast(alpha, p, litID); err == nil {
+				continue
+			}
+		}
+		slow, err := jsregex.Backtracking(p, SlowMatchTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.id, err)
+		}
+		r.slow = slow
+	}
+	if alpha != nil {
+		for u := 0; u < 128; u++ {
+			c.ascii[u] = alpha.Byte[u]
+		}
+		var col [128]int
+		for b := 0; b < 128; b++ {
+			col[b] = alpha.Column(byte(b))
+		}
+		c.ac = newAhoCorasick(litList, col, alpha.Size)
+		c.litCount = len(litList)
+		for _, l := range litList {
+			c.litLens = append(c.litLens, int32(len(l)))
+		}
+		c.prefixRules = make([][]int32, len(litList))
+		for i := range c.rules {
+			r := &c.rules[i]
+			if !r.fast {
+				continue
+			}
+			c.anyFast = true
+			for _, l := range r.prefixes {
+				c.prefixRules[l] = append(c.prefixRules[l], int32(i))
+			}
+		}
+	}
+	return c, nil
+}
+
+func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(string) int) error {
+	src, err := a.GoSyntax(p)
+	if err != nil {
+		return err
+	}
+	forms := [4]string{`\A(?:` + src + `)`, `\A(?s:.)(?:` + src + `)`, src, `(?s:.)(?:` + src + `)`}
+	var res [4]*regexp.Regexp
+	for i, f := range forms {
+		// regexp.Compile, never CompilePOSIX: leftmost-first is the
+		// backtracking engines' choice among matches at one start.
+		if res[i], err = regexp.Compile(f); err != nil {
+			return err
+		}
+	}
+	r.anch0, r.anchN, r.scan0, r.scanN = res[0], res[1], res[2], res[3]
+	lits := a.Analyze(p)
+	r.maxLen = lits.MaxLen
+	for _, conj := range lits.Required {
+		ids := make([]int, len(conj))
+		for i, s := range conj {
+			ids[i] = litID(s)
+		}
+		r.required = append(r.required, ids)
+	}
+	if lits.HasPrefixes {
+		r.hasPrefix, r.atStart = true, lits.AtStart
+		for _, s := range lits.Prefixes {
+			r.prefixes = append(r.prefixes, litID(s))
+		}
+	}
+	r.alwaysScan = len(r.required) == 0 && !r.hasPrefix
+	r.fast = true
+	return nil
+}

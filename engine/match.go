@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"slices"
+)
+
+// span is one reported match of one rule in one view, in positions of the
+// scanned text (after the view's filter and mapping).
+type span struct {
+	rule       int32
+	start, end int32
+	views      uint8 // bit i: view i of SPEC section 3
+}
+
+// hit is an occurrence of a prefix literal: a place where a match may start.
+type hit struct {
+	start int32
+	lit   int32
+}
+
+// matcher holds the per-scan buffers of one view's matching. It is reused
+// through a pool, so a scan allocates nothing per byte.
+type matcher struct {
+	seen   []uint64
+	hits   []hit
+	active []bool
+	cands  [][]int32
+	runes  []rune
+}
+
+func (c *compiled) newMatcher() *matcher {
+	return &matcher{
+		seen:   make([]uint64, (c.litCount+63)/64),
+		active: make([]bool, len(c.rules)),
+		cands:  make([][]int32, len(c.rules)),
+	}
+}
+
+// unitSource gives the view's text as units for the backtracking engine;
+// it is only called when a rule needs it.
+type unitSource func(dst []rune) []rune
+
+// matchView finds every rule's matches in one view's encoded text, exactly
+// as String.prototype.matchAll would on the view's text (SPEC section 2),
+// and calls emit for each. enc holds one alphabet byte per unit.
+func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func(rule, start, end int)) {
+	n := len(enc)
+	if c.ac != nil {
+		clear(m.seen)
+		m.hits = m.hits[:0]
+		seen, hits := m.seen, m.hits
+		lens := c.litLens
+		c.ac.scan(enc, func(end int, lit int32) {
+			seen[lit>>6] |= 1 << (lit & 63)
+			if len(c.prefixRules[lit]) > 0 {
+				hits = append(hits, hit{int32(end) - lens[lit], lit})
+			}
+		})
+		m.hits = hits
+	}
+	anyPrefix := false
+	for i := range c.rules {
+		r := &c.rules[i]
+		m.active[i] = false
+		if !r.fast {
+			continue
+		}
+		ok := true
+		for _, conj := range r.required {
+			found := false
+			for _, l := range conj {
+				if m.seen[l>>6]&(1<<(l&63)) != 0 {
+					found = true
+					break
+				}
+			}
+			if !found {
+				ok = false
+				break
+			}
+		}
+		m.active[i] = ok
+		if ok && r.hasPrefix {
+			anyPrefix = true
+			m.cands[i] = m.cands[i][:0]
+			if r.atStart {
+				m.cands[i] = append(m.cands[i], 0)
+			}
+		}
+	}
+	if anyPrefix {
+		for _, h := range m.hits {
+			for _, ri := range c.prefixRules[h.lit] {
+				if m.active[ri] {
+					m.cands[ri] = append(m.cands[ri], h.start)
+				}
+			}
+		}
+	}
+	for i := range c.rules {
+		r := &c.rules[i]
+		switch {
+		case !r.fast:
+			m.runes = units(m.runes[:0])
+			c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
+		case !m.active[i]:
+		case r.hasPrefix:
+			cands := m.cands[i]
+			if len(cands) == 0 {
+				continue
+			}
+			slices.Sort(cands)
+			cands = slices.Compact(cands)
+			if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= 4*n+256 || r.maxLen < 0 && len(cands) <= 8 {
+				matchAnchored(r, enc, cands, func(s, e int) { emit(i, s, e) })
+			} else {
+				// Too many places to try one by one: one linear pass from
+				// the first place a match can start.
+				matchScan(r, enc, int(cands[0]), func(s, e int) { emit(i, s, e) })
+			}
+		default:
+			matchScan(r, enc, 0, func(s, e int) { emit(i, s, e) })
+		}
+	}
+}
+
+// matchAnchored tries the pattern at each candidate start in order. Every
+// match starts at a candidate, so the first candidate at or after the
+// cursor where the anchored pattern matches is the next leftmost match.
+func matchAnchored(r *rule, enc []byte, cands []int32, emit func(s, e int)) {
+	n := len(enc)
+	cursor := 0
+	for _, c := range cands {
+		p := int(c)
+		if p < cursor {
+			continue
+		}
+		win := n
+		if r.maxLen >= 0 {
+			// One unit past the longest match keeps \b at its end exact.
+			win = min(n, p+r.maxLen+1)
+		}
+		var end int
+		if p == 0 {
+			loc := r.anch0.FindIndex(enc[:win])
+			if loc == nil {
+				continue
+			}
+			end = loc[1]
+		} else {
+			loc := r.anchN.FindIndex(enc[p-1 : win])
+			if loc == nil {
+				continue
+			}
+			end = p - 1 + loc[1]
+		}
+		emit(p, end)
+		cursor = end
+		if end == p {
+			cursor++
+		}
+	}
+}
+
+// matchScan finds matches left to right from position from, in time linear
+// in the text (Go's regexp guarantees it).
+func matchScan(r *rule, enc []byte, from int, emit func(s, e int)) {
+	n := len(enc)
+	for c := from; c <= n; {
+		var s, e int
+		if c == 0 {
+			loc := r.scan0.FindIndex(enc)
+			if loc == nil {
+				return
+			}
+			s, e = loc[0], loc[1]
+		} else {
+			loc := r.scanN.FindIndex(enc[c-1:])
+			if loc == nil {
+				return
+			}
+			s, e = c+loc[0], c-1+loc[1]
+		}
+		emit(s, e)
+		c = e
+		if e == s {
+			c++
+		}
+	}
+}
+
+// matchSlow runs a rule that only the backtracking engine can run. A match
+// that exceeds SlowMatchTimeout ends the rule's search in this view.
+func (c *compiled) matchSlow(r *rule, units []rune, emit func(s, e int)) {
+	for pos := 0; pos <= len(units); {
+		mt, err := r.slow.FindRunesMatchStartingAt(units, pos)
+		if err != nil || mt == nil {
+			return
+		}
+		s, e := mt.RuneIndex, mt.RuneIndex+mt.RuneLength
+		emit(s, e)
+		pos = e
+		if e == s {
+			pos++
+		}
+	}
+}

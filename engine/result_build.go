@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/promptwall/promptwall/rulebook"
+)
+
+// finish turns the views' spans into the result: SPEC sections 4 to 7.
+func (e *Engine) finish(st *scanState) Result {
+	raw := st.t.raw
+	if len(st.spans) == 0 {
+		return Result{Verdict: Safe, Sanitized: append([]byte(nil), raw...)}
+	}
+	spans := st.spans
+	// Section 4: per rule, merge spans that overlap or touch.
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.rule != b.rule {
+			return int(a.rule - b.rule)
+		}
+		return int(a.start - b.start)
+	})
+	merged := spans[:0]
+	for _, s := range spans {
+		if k := len(merged) - 1; k >= 0 && merged[k].rule == s.rule && merged[k].end >= s.start {
+			merged[k].end = max(merged[k].end, s.end)
+			merged[k].views |= s.views
+			continue
+		}
+		merged = append(merged, s)
+	}
+	slices.SortFunc(merged, func(a, b span) int {
+		switch {
+		case a.start != b.start:
+			return int(a.start - b.start)
+		case a.rule != b.rule:
+			return int(a.rule - b.rule)
+		}
+		return int(a.end - b.end)
+	})
+	res := Result{Verdict: Suspicious, Matches: make([]Match, len(merged)), CategoryCounts: map[string]int{}}
+	for i, s := range merged {
+		r := &e.c.rules[s.rule]
+		views := make([]string, 0, 2)
+		for v := 0; v < 4; v++ {
+			if s.views&(1<<v) != 0 {
+				views = append(views, viewNames[v])
+			}
+		}
+		res.Matches[i] = Match{Rule: r.id, Category: r.category, Severity: r.severity, Start: int(s.start), End: int(s.end), Views: views}
+		res.CategoryCounts[r.category]++
+		if r.severity == rulebook.Malicious {
+			res.Verdict = Malicious
+		}
+	}
+	res.Sanitized = e.sanitize(&st.t, merged)
+	return res
+}
+
+// sanitize replaces each group of overlapping or touching matches with
+// "[removed: <category>]" (SPEC section 6); bytes outside the groups are
+// kept exactly, invalid UTF-8 included. merged is sorted by start.
+func (e *Engine) sanitize(t *text, merged []span) []byte {
+	raw := t.raw
+	out := make([]byte, 0, len(raw)+32)
+	last := 0 // byte offset copied up to
+	for i := 0; i < len(merged); {
+		g := merged[i]
+		best := g
+		j := i + 1
+		for ; j < len(merged) && merged[j].start <= g.end; j++ {
+			g.end = max(g.end, merged[j].end)
+			if e.outranks(merged[j], best) {
+				best = merged[j]
+			}
+		}
+		bs, be := t.byteOffset(int(g.start)), t.byteOffset(int(g.end))
+		out = append(out, raw[last:bs]...)
+		out = append(out, "[removed: "...)
+		out = append(out, e.c.rules[best.rule].category...)
+		out = append(out, ']')
+		last = be
+		i = j
+	}
+	return append(out, raw[last:]...)
+}
+
+// outranks: higher severity, then the longer match, then the earlier rule.
+func (e *Engine) outranks(a, b span) bool {
+	sa, sb := e.c.rules[a.rule].severity.Rank(), e.c.rules[b.rule].severity.Rank()
+	if sa != sb {
+		return sa > sb
+	}
+	la, lb := a.end-a.start, b.end-b.start
+	if la != lb {
+		return la > lb
+	}
+	return a.rule < b.rule
+}

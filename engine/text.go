@@ -1,0 +1,90 @@
+package engine
+
+import "unicode/utf8"
+
+// text is a scanned input as UTF-16 code units (SPEC section 1). For an
+// all-ASCII input (the common case) units and byte offsets are the bytes
+// themselves and nothing is allocated.
+type text struct {
+	raw   []byte
+	ascii bool
+	units []uint16 // nil when ascii
+	off   []int32  // byte offset where each unit's character begins; nil when ascii
+}
+
+func (t *text) len() int {
+	if t.ascii {
+		return len(t.raw)
+	}
+	return len(t.units)
+}
+
+func (t *text) at(i int) uint16 {
+	if t.ascii {
+		return uint16(t.raw[i])
+	}
+	return t.units[i]
+}
+
+// byteOffset maps a unit position (0..len) to the byte offset where that
+// unit's character begins; len maps to the end of the input.
+func (t *text) byteOffset(i int) int {
+	if t.ascii {
+		return i
+	}
+	if i >= len(t.units) {
+		return len(t.raw)
+	}
+	return int(t.off[i])
+}
+
+func isASCII(b []byte) bool {
+	// Eight bytes at a time: this runs over every scanned text.
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		v := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+		if v&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeText decodes raw as Go's utf8.DecodeRune does: a well-formed
+// sequence is its character, anything else one U+FFFD for one byte.
+func decodeText(raw []byte, t *text) {
+	t.raw = raw
+	if isASCII(raw) {
+		t.ascii, t.units, t.off = true, nil, nil
+		return
+	}
+	t.ascii = false
+	units := t.units[:0]
+	off := t.off[:0]
+	for i := 0; i < len(raw); {
+		b := raw[i]
+		if b < utf8.RuneSelf {
+			units = append(units, uint16(b))
+			off = append(off, int32(i))
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r >= 0x10000 {
+			r -= 0x10000
+			units = append(units, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
+			off = append(off, int32(i), int32(i))
+		} else {
+			units = append(units, uint16(r))
+			off = append(off, int32(i))
+		}
+		i += size
+	}
+	t.units, t.off = units, off
+}

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"encoding/base64"
+	"unicode/utf8"
+)
+
+// View bits, in the order of SPEC section 3.
+const (
+	vOriginal = 1 << iota
+	vLeet
+	vPercent
+	vBase64
+)
+
+var viewNames = [4]string{ViewOriginal, ViewLeet, ViewPercent, ViewBase64}
+
+// Per-ASCII-unit facts that decide which views can report.
+const (
+	fLeet = 1 << iota // one of 0 1 3 4 5 7 @ $
+	fPct              // %
+	fB64              // [A-Za-z0-9+/_-]
+)
+
+var (
+	unitFlags [128]uint8
+	leetTo    [128]byte
+)
+
+func init() {
+	for i, c := range "013457@$" {
+		unitFlags[c] |= fLeet
+		leetTo[c] = "oieastas"[i]
+	}
+	unitFlags['%'] |= fPct
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-" {
+		unitFlags[c] |= fB64
+	}
+}
+
+// scanState is one scan's working memory (one level of base64 nesting).
+type scanState struct {
+	t     text
+	enc   []byte
+	enc2  []byte
+	pct   pctView
+	m     *matcher
+	spans []span
+}
+
+// collect runs every view of t and appends the reported spans to st.spans.
+func (e *Engine) collect(st *scanState) {
+	c := e.c
+	t := &st.t
+	n := t.len()
+	// Encode the original view, noting which other views can report.
+	st.enc = grow(st.enc, n)
+	enc := st.enc
+	var flags uint8
+	run, longRun := 0, false
+	for i := 0; i < n; i++ {
+		u := t.at(i)
+		var f uint8
+		if u < 128 {
+			enc[i] = c.ascii[u]
+			f = unitFlags[u]
+			flags |= f
+		} else if c.alphabet != nil {
+			enc[i] = c.alphabet.Byte[u]
+		}
+		if f&fB64 != 0 {
+			run++
+			if run >= 16 {
+				longRun = true
+			}
+		} else {
+			run = 0
+		}
+	}
+	emit := func(view uint8, rule, s, end int) {
+		st.spans = append(st.spans, span{rule: int32(rule), start: int32(s), end: int32(end), views: view})
+	}
+	unitsOf := func(dst []rune) []rune {
+		for i := 0; i < n; i++ {
+			dst = append(dst, rune(t.at(i)))
+		}
+		return dst
+	}
+
+	c.matchView(enc, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+
+	if flags&fLeet != 0 {
+		st.enc2 = grow(st.enc2, n)
+		enc2 := st.enc2
+		copy(enc2, enc)
+		for i := 0; i < n; i++ {
+			if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
+				enc2[i] = c.ascii[leetTo[u]]
+			}
+		}
+		leetUnits := func(dst []rune) []rune {
+			for i := 0; i < n; i++ {
+				u := t.at(i)
+				if u < 128 && unitFlags[u]&fLeet != 0 {
+					u = uint16(leetTo[u])
+				}
+				dst = append(dst, rune(u))
+			}
+			return dst
+		}
+		c.matchView(enc2, leetUnits, st.m, func(rule, s, end int) {
+			for i := s; i < end; i++ {
+				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
+					emit(vLeet, rule, s, end)
+					return
+				}
+			}
+		})
+	}
+
+	if flags&fPct != 0 && st.pct.build(t) {
+		p := &st.pct
+		st.enc2 = grow(st.enc2, len(p.units))
+		enc2 := st.enc2
+		for i, u := range p.units {
+			enc2[i] = c.byteOf(u)
+		}
+		pctUnits := func(dst []rune) []rune {
+			for _, u := range p.units {
+				dst = append(dst, rune(u))
+			}
+			return dst
+		}
+		c.matchView(enc2, pctUnits, st.m, func(rule, s, end int) {
+			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
+				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
+			}
+		})
+	}
+
+	if longRun {
+		e.base64View(st, emit)
+	}
+}
+
+func (c *compiled) byteOf(u uint16) byte {
+	if c.alphabet == nil {
+		return 0
+	}
+	return c.alphabet.Byte[u]
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n, n+n/4)
+	}
+	return b[:n]
+}
+
+// pctView is the percent-decoded view (SPEC section 3.3).
+type pctView struct {
+	units     []uint16
+	from, to  []int32 // each decoded unit's range in the original text
+	escBefore []int32 // escBefore[i]: units before i that came from escapes
+	bytes     []byte
+}
+
+func isHex(u uint16) bool {
+	return u >= '0' && u <= '9' || u >= 'a' && u <= 'f' || u >= 'A' && u <= 'F'
+}
+
+func unhex(u uint16) byte {
+	switch {
+	case u <= '9':
+		return byte(u - '0')
+	case u >= 'a':
+		return byte(u - 'a' + 10)
+	}
+	return byte(u - 'A' + 10)
+}
+
+// build makes the view; it reports false when t holds no escape, since
+// the view can then report nothing.
+func (p *pctView) build(t *text) bool {
+	n := t.len()
+	p.units, p.from, p.to = p.units[:0], p.from[:0], p.to[:0]
+	p.escBefore = append(p.escBefore[:0], 0)
+	esc := int32(0)
+	any := false
+	isEsc := func(i int) bool { return i+2 < n && t.at(i) == '%' && isHex(t.at(i+1)) && isHex(t.at(i+2)) }
+	for i := 0; i < n; {
+		if !isEsc(i) {
+			p.units = append(p.units, t.at(i))
+			p.from = append(p.from, int32(i))
+			p.to = append(p.to, int32(i+1))
+			p.escBefore = append(p.escBefore, esc)
+			i++
+			continue
+		}
+		any = true
+		// A maximal run of escapes becomes its bytes, decoded like the input.
+		runStart := i
+		p.bytes = p.bytes[:0]
+		for isEsc(i) {
+			p.bytes = append(p.bytes, unhex(t.at(i+1))<<4|unhex(t.at(i+2)))
+			i += 3
+		}
+		for j := 0; j < len(p.bytes); {
+			r, size := utf8.DecodeRune(p.bytes[j:])
+			from, to := int32(runStart+3*j), int32(runStart+3*(j+size))
+			if r >= 0x10000 {
+				r -= 0x10000
+				p.push(uint16(0xD800+(r>>10)), from, to, &esc)
+				p.push(uint16(0xDC00+(r&0x3FF)), from, to, &esc)
+			} else {
+				p.push(uint16(r), from, to, &esc)
+			}
+			j += size
+		}
+	}
+	return any
+}
+
+func (p *pctView) push(u uint16, from, to int32, esc *int32) {
+	p.units = append(p.units, u)
+	p.from = append(p.from, from)
+	p.to = append(p.to, to)
+	*esc++
+	p.escBefore = append(p.escBefore, *esc)
+}
+
+// base64View finds base64 tokens in the original text, scans each decoded
+// token with the whole procedure and reports its rules at the token's span
+// (SPEC section 3.4).
+func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end int)) {
+	t := &st.t
+	n := t.len()
+	var buf []byte
+	for i := 0; i < n; {
+		u := t.at(i)
+		if u >= 128 || unitFlags[u]&fB64 == 0 {
+			i++
+			continue
+		}
+		start := i
+		std, url := false, false
+		for i < n {
+			u := t.at(i)
+			if u >= 128 || unitFlags[u]&fB64 == 0 {
+				break
+			}
+			std = std || u == '+' || u == '/'
+			url = url || u == '-' || u == '_'
+			i++
+		}
+		runEnd := i
+		for k := 0; k < 2 && i < n && t.at(i) == '='; k++ {
+			i++
+		}
+		runLen := runEnd - start
+		if runLen < 16 || std && url || runLen%4 == 1 {
+			continue
+		}
+		src := make([]byte, runLen)
+		for k := range src {
+			src[k] = byte(t.at(start + k))
+		}
+		enc := base64.RawStdEncoding
+		if url {
+			enc = base64.RawURLEncoding
+		}
+		buf = grow(buf, enc.DecodedLen(runLen))
+		m, err := enc.Decode(buf, src)
+		if err != nil || !plausibleText(buf[:m]) {
+			continue
+		}
+		for _, rule := range e.rulesMatching(append([]byte(nil), buf[:m]...)) {
+			emit(vBase64, rule, start, i)
+		}
+	}
+}
+
+// plausibleText: valid UTF-8, at least 4 units, at most 10% control units.
+func plausibleText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	units, ctrl := 0, 0
+	for _, r := range string(b) {
+		if r >= 0x10000 {
+			units += 2
+			continue
+		}
+		units++
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7F && r <= 0x9F {
+			ctrl++
+		}
+	}
+	return units >= 4 && ctrl*10 <= units
+}

@@ -1,0 +1,172 @@
+package jsregex
+
+import (
+	"math/bits"
+	"sync"
+	"unicode"
+	"unicode/utf16"
+)
+
+// Set is a set of UTF-16 code units (a bitmap of 65,536 bits).
+type Set [1024]uint64
+
+// SetOf returns the set holding the given units.
+func SetOf(units ...uint16) *Set {
+	s := &Set{}
+	for _, u := range units {
+		s.Add(u)
+	}
+	return s
+}
+
+// Add adds u.
+func (s *Set) Add(u uint16) { s[u>>6] |= 1 << (u & 63) }
+
+// Has reports whether u is in s.
+func (s *Set) Has(u uint16) bool { return s[u>>6]&(1<<(u&63)) != 0 }
+
+// AddRange adds lo..hi inclusive.
+func (s *Set) AddRange(lo, hi uint16) {
+	for u := uint32(lo); u <= uint32(hi); u++ {
+		s.Add(uint16(u))
+	}
+}
+
+// Union adds every unit of o.
+func (s *Set) Union(o *Set) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
+
+// Complement returns a new set with every unit not in s.
+func (s *Set) Complement() *Set {
+	c := &Set{}
+	for i := range s {
+		c[i] = ^s[i]
+	}
+	return c
+}
+
+// Len returns the number of units in s.
+func (s *Set) Len() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Single returns the only unit of s, or -1 if s does not hold exactly one.
+func (s *Set) Single() int {
+	if s.Len() != 1 {
+		return -1
+	}
+	for i, w := range s {
+		if w != 0 {
+			return i<<6 | bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+// Each calls f for every unit of s in order.
+func (s *Set) Each(f func(u uint16)) {
+	for i, w := range s {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			f(uint16(i<<6 | b))
+			w &= w - 1
+		}
+	}
+}
+
+// SpaceSet is ECMAScript's \s: WhiteSpace and LineTerminator.
+func SpaceSet() *Set {
+	s := SetOf(0x20, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF)
+	s.AddRange(0x09, 0x0D)
+	s.AddRange(0x2000, 0x200A)
+	return s
+}
+
+// WordSet is ECMAScript's \w and the word characters of \b: [A-Za-z0-9_].
+func WordSet() *Set {
+	s := SetOf('_')
+	s.AddRange('a', 'z')
+	s.AddRange('A', 'Z')
+	s.AddRange('0', '9')
+	return s
+}
+
+func digitSet() *Set {
+	s := &Set{}
+	s.AddRange('0', '9')
+	return s
+}
+
+// dotSet is `.`: everything but line terminators, or everything with s.
+func dotSet(dotAll bool) *Set {
+	s := SetOf('\n', '\r', 0x2028, 0x2029)
+	if dotAll {
+		s = &Set{}
+	}
+	return s.Complement()
+}
+
+var (
+	canonOnce  sync.Once
+	canonTable []uint16
+)
+
+// canonical returns ECMAScript's non-unicode Canonicalize for every unit:
+// the single-unit upper-case mapping, except that a unit whose full upper
+// case is several units keeps itself, and no non-ASCII unit maps to ASCII
+// (so U+017F ſ never matches s, nor U+212A K k).
+func canonical() []uint16 {
+	canonOnce.Do(func() {
+		t := make([]uint16, 1<<16)
+		for u := range t {
+			t[u] = uint16(u)
+			if u >= 0xD800 && u <= 0xDFFF {
+				continue
+			}
+			up := unicode.ToUpper(rune(u))
+			if up > 0xFFFF || (u >= 128 && up < 128) || fullUpperIsLonger(rune(u)) {
+				continue
+			}
+			t[u] = uint16(up)
+		}
+		canonTable = t
+	})
+	return canonTable
+}
+
+// fullUpperIsLonger lists the units whose simple upper-case mapping in Go's
+// tables is one unit but whose full mapping (SpecialCasing.txt, which
+// toUpperCase uses) is several: Canonicalize leaves them as they are.
+func fullUpperIsLonger(r rune) bool {
+	switch {
+	case r >= 0x1F80 && r <= 0x1FAF, r == 0x1FB3, r == 0x1FBC, r == 0x1FC3, r == 0x1FCC, r == 0x1FF3, r == 0x1FFC:
+		return true
+	}
+	return false
+}
+
+// FoldCase returns the set of units that match s case-insensitively:
+// every unit whose Canonicalize equals that of a unit in s.
+func FoldCase(s *Set) *Set {
+	canon := canonical()
+	keys := &Set{}
+	s.Each(func(u uint16) { keys.Add(canon[u]) })
+	out := &Set{}
+	for u := 0; u < 1<<16; u++ {
+		if keys.Has(canon[u]) {
+			out.Add(uint16(u))
+		}
+	}
+	return out
+}
+
+func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
+
+func utf16ToRunes(u []uint16) []rune { return utf16.Decode(u) }
