@@ -34,7 +34,9 @@ type upstreamRequest struct {
 	Body         []byte
 }
 
-const ackWait = 5 * time.Second
+// ackWait is generous: a loaded CI machine may be slow to start node, and a
+// buffering proxy fails the test either way (the ack never comes in time).
+const ackWait = 15 * time.Second
 
 func newFakeLLM(t *testing.T) *fakeLLM {
 	u := &fakeLLM{ack: make(chan struct{}, 1)}
