@@ -1,0 +1,219 @@
+package scanservice
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/promptwall/promptwall/store"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("prompt_scan", parseCaddyfile)
+	// The service answers its endpoints itself, like respond, so it
+	// orders itself just before respond: no order line needed, and
+	// rewrites, headers and request_body still run first.
+	httpcaddyfile.RegisterDirectiveOrder("prompt_scan", httpcaddyfile.Before, "respond")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	var hd Handler
+	err := hd.UnmarshalCaddyfile(h.Dispenser)
+	return &hd, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	prompt_scan {
+//		pay_to       <solana address>
+//		network      solana|solana-devnet
+//		facilitator  <url> [header <name> <value>]... {
+//			header         <name> <value>
+//			timeout        <duration>
+//			settle_timeout <duration>
+//		}
+//		fee_payer    <solana address>
+//		price        <usd>
+//		free
+//		precheck_daily_limit <n>|unlimited
+//		precheck_interval    <duration>|none
+//		store        sqlite <file>
+//		rulebook     <file>
+//	}
+//
+// pay_to is required unless free is given. An empty pay_to (`pay_to ""`,
+// which is what `pay_to "{$WALLET}"` gives when WALLET is unset) means no
+// wallet is configured, and turns on free: this is how one Caddyfile serves
+// free internally and paid where a wallet is set. The JSON shows the
+// outcome as "free": true. An empty facilitator URL likewise means none.
+//
+// Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
+// precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
+// directory, the embedded v1 rulebook, facilitator timeout 10s and
+// settle_timeout 45s.
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	emptyPayTo := false
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "pay_to":
+			if !d.AllArgs(&h.PayTo) {
+				return d.ArgErr()
+			}
+			emptyPayTo = h.PayTo == ""
+		case "network":
+			if !d.AllArgs(&h.Network) {
+				return d.ArgErr()
+			}
+			if h.Network != "solana" && h.Network != "solana-devnet" {
+				return d.Errf("unknown network '%s' (solana or solana-devnet)", h.Network)
+			}
+		case "facilitator":
+			if err := h.unmarshalFacilitator(d); err != nil {
+				return err
+			}
+		case "fee_payer":
+			if !d.AllArgs(&h.FeePayer) {
+				return d.ArgErr()
+			}
+		case "price":
+			if !d.AllArgs(&h.Price) {
+				return d.ArgErr()
+			}
+		case "free":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Free = true
+		case "precheck_daily_limit":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			if v == "unlimited" {
+				h.PrecheckDailyLimit = -1
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return d.Errf("precheck_daily_limit '%s' must be a positive number or 'unlimited'", v)
+			}
+			h.PrecheckDailyLimit = n
+		case "precheck_interval":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			if v == "none" || v == "0" {
+				h.PrecheckInterval = -1
+				continue
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur < 0 {
+				return d.Errf("precheck_interval '%s' must be a duration or 'none'", v)
+			}
+			h.PrecheckInterval = caddy.Duration(dur)
+		case "store":
+			var driver, path string
+			if !d.AllArgs(&driver, &path) {
+				return d.ArgErr()
+			}
+			if driver != "sqlite" {
+				return d.Errf("unknown store driver '%s' (supported: sqlite)", driver)
+			}
+			h.Store = &store.Config{Driver: driver, Path: path}
+		case "rulebook":
+			if !d.AllArgs(&h.Rulebook) {
+				return d.ArgErr()
+			}
+		default:
+			return d.Errf("unrecognized prompt_scan subdirective '%s'", d.Val())
+		}
+	}
+	if emptyPayTo {
+		h.Free = true
+	}
+	return nil
+}
+
+// unmarshalFacilitator parses `facilitator <url> [header <name> <value>]...`
+// with an optional block of header and timeout lines.
+func (h *Handler) unmarshalFacilitator(d *caddyfile.Dispenser) error {
+	var u string
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	u = d.Val()
+	fc := &FacilitatorConfig{URL: u}
+	addHeader := func() error {
+		var name, value string
+		if !d.NextArg() {
+			return d.ArgErr()
+		}
+		name = d.Val()
+		if !d.NextArg() {
+			return d.ArgErr()
+		}
+		value = d.Val()
+		if fc.Headers == nil {
+			fc.Headers = http.Header{}
+		}
+		fc.Headers.Add(name, value)
+		return nil
+	}
+	for d.NextArg() {
+		if d.Val() != "header" {
+			return d.Errf("facilitator: expected 'header <name> <value>', got '%s'", d.Val())
+		}
+		if err := addHeader(); err != nil {
+			return err
+		}
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "header":
+			if err := addHeader(); err != nil {
+				return err
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "timeout", "settle_timeout":
+			opt := d.Val()
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("facilitator %s '%s' must be a positive duration", opt, v)
+			}
+			if opt == "timeout" {
+				fc.Timeout = caddy.Duration(dur)
+			} else {
+				fc.SettleTimeout = caddy.Duration(dur)
+			}
+		default:
+			return d.Errf("unrecognized facilitator option '%s'", d.Val())
+		}
+	}
+	if u == "" {
+		if fc.Headers != nil || fc.Timeout != 0 || fc.SettleTimeout != 0 {
+			return d.Err("facilitator: options given without a URL")
+		}
+		h.Facilitator = nil
+		return nil
+	}
+	h.Facilitator = fc
+	return nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

@@ -1,0 +1,382 @@
+// Package scanservice is the standalone scan service of the published
+// rulebook as a Caddy HTTP handler, http.handlers.prompt_scan: GET /rules,
+// the free POST /precheck and the paid POST /scan (x402 version 2, exact
+// scheme on Solana).
+//
+// The submitted text lives only in memory for the length of its request:
+// it is never logged, never a metric label, never written to the store.
+package scanservice
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/x402"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Defaults of the configuration.
+const (
+	DefaultPrice              = "0.01"
+	DefaultPrecheckDailyLimit = 100
+	DefaultPrecheckInterval   = 5 * time.Second
+)
+
+// Caps of the published input contract (rulebook input_contract.caps).
+const (
+	MaxBodyBytes  = 65536
+	MaxTextUnits  = 8000
+	resourceDescr = "prompt-injection scan"
+)
+
+// Handler is the scan service, http.handlers.prompt_scan. Requests whose
+// path ends in /rules, /precheck or /scan are answered here; every other
+// request goes to the next handler, so the service can live under any
+// prefix and share a site with other routes.
+type Handler struct {
+	// PayTo is the merchant's Solana wallet (base58, 32 bytes) that
+	// receives the USDC. Required unless Free.
+	PayTo string `json:"pay_to,omitempty"`
+
+	// Network is "solana" (mainnet, the default) or "solana-devnet"; it
+	// picks the CAIP-2 id and the USDC mint of the payment requirements.
+	Network string `json:"network,omitempty"`
+
+	// Facilitator verifies and settles payments. Required unless Free.
+	Facilitator *FacilitatorConfig `json:"facilitator,omitempty"`
+
+	// FeePayer is the facilitator's fee-payer address offered to clients
+	// (extra.feePayer). Default: asked from the facilitator's /supported
+	// when first needed, and cached for ten minutes.
+	FeePayer string `json:"fee_payer,omitempty"`
+
+	// Price of one scan in US dollars, as a decimal string paid in USDC
+	// (6 decimals). Default "0.01".
+	Price string `json:"price,omitempty"`
+
+	// Free serves full scans without payment and writes no ledger row; for
+	// internal deployments.
+	Free bool `json:"free,omitempty"`
+
+	// PrecheckDailyLimit is how many free pre-checks one caller wallet gets
+	// per UTC day. Default 100; -1 means no daily limit.
+	PrecheckDailyLimit int `json:"precheck_daily_limit,omitempty"`
+
+	// PrecheckInterval is the minimum time between two pre-checks of one
+	// caller wallet. Default 5s; a negative duration means none.
+	PrecheckInterval caddy.Duration `json:"precheck_interval,omitempty"`
+
+	// Store holds the ledger, the pre-check counters and the used payment
+	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
+	Store *store.Config `json:"store,omitempty"`
+
+	// Rulebook is a rulebook file. Default: the embedded published v1.
+	Rulebook string `json:"rulebook,omitempty"`
+
+	engine      *enginepool.Handle
+	rulesETag   string
+	store       *sharedStore
+	fac         *x402.Facilitator
+	network     x402.Network
+	amount      string // price in USDC units, e.g. "10000"
+	amountUnits uint64
+	limit       int
+	interval    time.Duration
+	feePayers   *feePayerCache
+	metrics     *metrics
+	logger      *zap.Logger
+	now         func() time.Time
+}
+
+// FacilitatorConfig is where and how the facilitator is reached.
+type FacilitatorConfig struct {
+	// URL is the facilitator's base URL; /supported, /verify and /settle
+	// are below it. Placeholders such as {env.X} are replaced at start.
+	URL string `json:"url,omitempty"`
+
+	// Headers are sent with every request to the facilitator, e.g. an
+	// Authorization header. Values may hold placeholders such as
+	// {env.FACILITATOR_KEY}, so a secret need not be written in the config.
+	Headers http.Header `json:"headers,omitempty"`
+
+	// Timeout bounds one /supported or /verify call; a call that takes
+	// longer counts as the facilitator being unavailable (503).
+	// Default 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// SettleTimeout bounds one /settle call, which waits for the
+	// transaction to be confirmed on chain. When it runs out the answer is
+	// 503 and the payment stays used, since it may still land.
+	// Default 45s.
+	SettleTimeout caddy.Duration `json:"settle_timeout,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.prompt_scan",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision sets up the handler: the shared engine, the store, the
+// facilitator client and the metrics.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	if h.logger == nil { // tests may bring their own
+		h.logger = ctx.Logger()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.feePayers = new(feePayerCache)
+	repl := caddy.NewReplacer()
+	h.PayTo = repl.ReplaceAll(h.PayTo, "")
+	h.FeePayer = repl.ReplaceAll(h.FeePayer, "")
+
+	if h.Network == "" {
+		h.Network = "solana"
+	}
+	network, err := x402.NetworkByName(h.Network)
+	if err != nil {
+		return fmt.Errorf("prompt_scan: network: %w", err)
+	}
+	h.network = network
+	if h.Price == "" {
+		h.Price = DefaultPrice
+	}
+	if h.amount, err = x402.USDCAmount(h.Price); err != nil {
+		return fmt.Errorf("prompt_scan: price %q: %w", h.Price, err)
+	}
+	if h.amountUnits, err = strconv.ParseUint(h.amount, 10, 64); err != nil || h.amountUnits == 0 {
+		return fmt.Errorf("prompt_scan: price %q: must be more than zero", h.Price)
+	}
+	switch {
+	case h.PrecheckDailyLimit == 0:
+		h.limit = DefaultPrecheckDailyLimit
+	case h.PrecheckDailyLimit < 0:
+		h.limit = 0 // the store's "no daily limit"
+	default:
+		h.limit = h.PrecheckDailyLimit
+	}
+	switch {
+	case h.PrecheckInterval == 0:
+		h.interval = DefaultPrecheckInterval
+	case h.PrecheckInterval < 0:
+		h.interval = 0
+	default:
+		h.interval = time.Duration(h.PrecheckInterval)
+	}
+
+	if h.Facilitator != nil && h.Facilitator.URL != "" {
+		hdr := http.Header{}
+		for name, vals := range h.Facilitator.Headers {
+			for _, v := range vals {
+				hdr.Add(name, repl.ReplaceAll(v, ""))
+			}
+		}
+		h.fac = &x402.Facilitator{
+			URL:           strings.TrimSuffix(repl.ReplaceAll(h.Facilitator.URL, ""), "/"),
+			Header:        hdr,
+			Client:        &http.Client{}, // each call is bounded by its own context timeout
+			Timeout:       time.Duration(h.Facilitator.Timeout),
+			SettleTimeout: time.Duration(h.Facilitator.SettleTimeout),
+		}
+	}
+
+	if h.engine, err = enginepool.Load(h.Rulebook); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
+	sum := sha256.Sum256(h.engine.Engine.Rulebook().Raw)
+	h.rulesETag = `"` + hex.EncodeToString(sum[:]) + `"`
+
+	cfg := store.Config{Driver: "sqlite", Path: filepath.Join(caddy.AppDataDir(), "promptwall", "scan.db")}
+	if h.Store != nil {
+		if h.Store.Driver != "" {
+			cfg.Driver = h.Store.Driver
+		}
+		if h.Store.Path != "" {
+			cfg.Path = h.Store.Path
+		}
+	}
+	if h.store, err = openShared(ctx, cfg); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
+	go h.prune(ctx, h.store)
+
+	if h.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("prompt_scan: registering metrics: %w", err)
+	}
+	if h.Free {
+		h.logger.Warn("prompt_scan serves full scans free of charge", zap.String("rules_id", h.engine.Engine.Rulebook().ID))
+	}
+	return nil
+}
+
+// Validate checks the configuration before it goes live.
+func (h *Handler) Validate() error {
+	if !h.Free {
+		if h.PayTo == "" {
+			return errors.New("prompt_scan: pay_to is required unless free is set")
+		}
+		if h.fac == nil {
+			return errors.New("prompt_scan: facilitator is required unless free is set")
+		}
+	}
+	if h.PayTo != "" && !isAddress(h.PayTo) {
+		return fmt.Errorf("prompt_scan: pay_to %q is not a Solana address (base58, 32 bytes)", h.PayTo)
+	}
+	if h.FeePayer != "" && !isAddress(h.FeePayer) {
+		return fmt.Errorf("prompt_scan: fee_payer %q is not a Solana address (base58, 32 bytes)", h.FeePayer)
+	}
+	if h.fac != nil {
+		u, err := url.Parse(h.fac.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("prompt_scan: facilitator url %q is not an http(s) URL", h.fac.URL)
+		}
+	}
+	return nil
+}
+
+// Cleanup releases the engine and the store; both are shared, so a reload
+// that keeps them does not close them.
+func (h *Handler) Cleanup() error {
+	h.engine.Release()
+	h.engine = nil
+	if h.store != nil {
+		err := h.store.release()
+		h.store = nil
+		return err
+	}
+	return nil
+}
+
+// ServeHTTP dispatches on the last path segment.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	var endpoint string
+	switch lastSegment(r.URL.Path) {
+	case "rules":
+		endpoint = "rules"
+	case "precheck":
+		endpoint = "precheck"
+	case "scan":
+		endpoint = "scan"
+	default:
+		return next.ServeHTTP(w, r)
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	switch endpoint {
+	case "rules":
+		h.serveRules(sw, r)
+	case "precheck":
+		h.servePrecheck(sw, r)
+	case "scan":
+		h.serveScan(sw, r)
+	}
+	h.metrics.request(endpoint, sw.status())
+	return nil
+}
+
+// lastSegment is the part of p after its last slash.
+func lastSegment(p string) string {
+	return p[strings.LastIndexByte(p, '/')+1:]
+}
+
+// prune drops pre-check counters of wallets idle for two days, hourly,
+// until the config is unloaded. Counters are only needed for today's limit
+// and the interval, so nothing still in force is lost. The store is passed
+// in because Cleanup clears h.store while this may still be running.
+func (h *Handler) prune(ctx context.Context, st store.Store) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		keep := max(48*time.Hour, h.interval)
+		n, err := st.Prune(ctx, h.now().Add(-keep))
+		if err != nil && ctx.Err() == nil {
+			h.logger.Error("pruning pre-check counters", zap.Error(err))
+		} else if n > 0 {
+			if ce := h.logger.Check(zapcore.DebugLevel, "pruned pre-check counters"); ce != nil {
+				ce.Write(zap.Int64("deleted", n))
+			}
+		}
+	}
+}
+
+// feePayerCache remembers the facilitator's fee payer for a while, so the
+// common 402 answer needs no facilitator call.
+type feePayerCache struct {
+	mu      sync.Mutex
+	value   string
+	fetched time.Time
+}
+
+const feePayerTTL = 10 * time.Minute
+
+// feePayer returns the configured fee payer or the facilitator's one for
+// the network. An error means the facilitator could not say (503).
+func (h *Handler) feePayer(ctx context.Context) (string, error) {
+	if h.FeePayer != "" {
+		return h.FeePayer, nil
+	}
+	c := h.feePayers
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := h.now()
+	if c.value != "" && now.Sub(c.fetched) < feePayerTTL {
+		return c.value, nil
+	}
+	sup, err := h.fac.Supported(ctx)
+	if err != nil {
+		if c.value != "" {
+			// A facilitator that is briefly down must not stop 402
+			// answers: a stale fee payer is still the likely one, and
+			// verify will tell if it is not.
+			return c.value, nil
+		}
+		return "", fmt.Errorf("asking the facilitator for its fee payer: %w", err)
+	}
+	fp, err := sup.FeePayer(h.network.CAIP2)
+	if err != nil {
+		return "", err
+	}
+	c.value, c.fetched = fp, now
+	return fp, nil
+}
+
+// scan runs the engine on a text already within the caps.
+func (h *Handler) scan(text string) engine.Result {
+	return h.engine.Engine.ScanString(text)
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)
