@@ -1,0 +1,52 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCaddyfileExampleFirewall runs Caddyfile.example as shipped, with its
+// environment variables pointing the firewall at the fake upstream: the
+// example must work out of the box.
+func TestCaddyfileExampleFirewall(t *testing.T) {
+	example, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newFakeLLM(t)
+	port := strconv.Itoa(freePort(t))
+	addr := "127.0.0.1:" + port
+	env := []string{
+		"PROMPTWALL_UPSTREAM=" + up.srv.URL,
+		"PROMPTWALL_FIREWALL_PORT=" + port,
+		"CADDY_ADMIN=127.0.0.1:" + strconv.Itoa(freePort(t)),
+	}
+	startCaddy(t, string(example), env, addr)
+
+	body := func(text string) []byte {
+		b, _ := json.Marshal(map[string]any{"model": "gpt-4o", "messages": []any{map[string]any{"role": "user", "content": text}}})
+		return b
+	}
+	resp, rb := postRaw(t, "http://"+addr+"/v1/chat/completions", body(e2eMalicious), "")
+	if resp.StatusCode != 400 || !strings.Contains(string(rb), "prompt_injection_detected") {
+		t.Fatalf("malicious: %d %s", resp.StatusCode, rb)
+	}
+	if resp.Header.Get("Prompt-Firewall-Verdict") != "malicious" {
+		t.Errorf("response verdict header %q", resp.Header.Get("Prompt-Firewall-Verdict"))
+	}
+	if n := len(up.recorded()); n != 0 {
+		t.Fatalf("upstream got %d requests", n)
+	}
+	safe := body("What is the capital of France?")
+	resp, rb = postRaw(t, "http://"+addr+"/v1/chat/completions", safe, "")
+	if resp.StatusCode != 200 || !strings.Contains(string(rb), "pong") {
+		t.Fatalf("safe: %d %s", resp.StatusCode, rb)
+	}
+	got := up.recorded()
+	if len(got) != 1 || string(got[0].Body) != string(safe) || got[0].Header.Get("Prompt-Firewall-Verdict") != "safe" {
+		t.Fatalf("upstream got %+v", got)
+	}
+}
