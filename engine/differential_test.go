@@ -243,7 +243,7 @@ func TestDifferentialAgainstV8(t *testing.T) {
 		texts = append(texts, g.text())
 	}
 	for range 300 {
-		texts = append(texts, g.longText(4000+g.r.IntN(40000)))
+		texts = append(texts, g.longText(3000+g.r.IntN(17000)))
 	}
 	js := jsResults(t, texts)
 
