@@ -32,7 +32,10 @@ type rule struct {
 	anchN      *regexp.Regexp
 	scan0      *regexp.Regexp
 	scanN      *regexp.Regexp
-	maxLen     int     // longest match in units, -1 unbounded
+	maxLen     int  // longest match in units, -1 unbounded
+	runBounded bool // see jsregex.Literals
+	runBytes   [128]bool
+	maxOther   int
 	required   [][]int // conjuncts of literal ids (see jsregex.Literals)
 	prefixes   []int   // literal ids a match begins with
 	atStart    bool
@@ -149,6 +152,7 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 	r.anch0, r.anchN, r.scan0, r.scanN = res[0], res[1], res[2], res[3]
 	lits := a.Analyze(p)
 	r.maxLen = lits.MaxLen
+	r.runBounded, r.runBytes, r.maxOther = lits.RunBounded, lits.RunBytes, lits.MaxOther
 	for _, conj := range lits.Required {
 		ids := make([]int, len(conj))
 		for i, s := range conj {

@@ -25,6 +25,7 @@ type matcher struct {
 	hits   []hit
 	active []bool
 	cands  [][]int32
+	ends   []int32
 	runes  []rune
 }
 
@@ -111,8 +112,11 @@ func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func
 			}
 			slices.Sort(cands)
 			cands = slices.Compact(cands)
-			if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= 4*n+256 || r.maxLen < 0 && len(cands) <= 8 {
-				matchAnchored(r, enc, cands, func(s, e int) { emit(i, s, e) })
+			budget := 4*n + 256
+			if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
+				r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||
+				r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
+				matchAnchored(r, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
 			} else {
 				// Too many places to try one by one: one linear pass from
 				// the first place a match can start.
@@ -127,18 +131,21 @@ func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func
 // matchAnchored tries the pattern at each candidate start in order. Every
 // match starts at a candidate, so the first candidate at or after the
 // cursor where the anchored pattern matches is the next leftmost match.
-func matchAnchored(r *rule, enc []byte, cands []int32, emit func(s, e int)) {
+func matchAnchored(r *rule, enc []byte, cands []int32, ends []int32, emit func(s, e int)) {
 	n := len(enc)
 	cursor := 0
-	for _, c := range cands {
+	for k, c := range cands {
 		p := int(c)
 		if p < cursor {
 			continue
 		}
 		win := n
-		if r.maxLen >= 0 {
+		switch {
+		case r.maxLen >= 0:
 			// One unit past the longest match keeps \b at its end exact.
 			win = min(n, p+r.maxLen+1)
+		case r.runBounded:
+			win = int(ends[k])
 		}
 		var end int
 		if p == 0 {
@@ -160,6 +167,31 @@ func matchAnchored(r *rule, enc []byte, cands []int32, emit func(s, e int)) {
 			cursor++
 		}
 	}
+}
+
+// windows computes, for a rule whose matches are bounded except for runs
+// of RunBytes, where each candidate's window ends: after maxOther+1 units
+// outside the runs (so the unit after a longest match is inside too). It
+// gives up, so that the caller makes one linear pass instead, when the
+// windows add up to more than budget.
+func (m *matcher) windows(r *rule, enc []byte, cands []int32, budget int) bool {
+	m.ends = m.ends[:0]
+	n := len(enc)
+	for _, c := range cands {
+		q, other := int(c), 0
+		for q < n && other <= r.maxOther {
+			if !r.runBytes[enc[q]] {
+				other++
+			}
+			q++
+		}
+		budget -= q - int(c)
+		if budget < 0 {
+			return false
+		}
+		m.ends = append(m.ends, int32(min(n, q+1)))
+	}
+	return true
 }
 
 // matchScan finds matches left to right from position from, in time linear

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
-
 	"github.com/promptwall/promptwall/rulebook"
 )
 
@@ -57,24 +55,8 @@ type Result struct {
 	Sanitized []byte `json:"-"`
 }
 
-// resultJSON fixes the field order of SPEC section 8.
-type resultJSON struct {
-	Verdict        Verdict        `json:"verdict"`
-	Matches        []Match        `json:"matches"`
-	CategoryCounts map[string]int `json:"category_counts"`
-	Sanitized      string         `json:"sanitized"`
-}
-
 // MarshalJSON encodes the result in the shape of SPEC section 8, with
 // matches and category_counts never null.
 func (r Result) MarshalJSON() ([]byte, error) {
-	m := r.Matches
-	if m == nil {
-		m = []Match{}
-	}
-	c := r.CategoryCounts
-	if c == nil {
-		c = map[string]int{}
-	}
-	return json.Marshal(resultJSON{r.Verdict, m, c, string(r.Sanitized)})
+	return AppendJSON(nil, r, false), nil
 }

@@ -28,6 +28,9 @@ type Alphabet struct {
 	classOf [128]uint8
 	// Size is the number of classes in use.
 	Size int
+	// rep holds one unit of each class: a set that is a union of classes
+	// holds a class exactly when it holds its representative.
+	rep []uint16
 }
 
 // ErrTooManyClasses means the patterns tell apart more units than one
@@ -144,13 +147,24 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 	for c, b := range classByte {
 		a.classOf[b] = uint8(c)
 	}
+	a.rep = make([]uint16, nclass)
+	have := make([]bool, nclass)
+	for u := 0; u < 1<<16; u++ {
+		if c := class[u]; !have[c] {
+			have[c], a.rep[c] = true, uint16(u)
+		}
+	}
 	return a, nil
 }
 
 // Bytes returns the bytes of the classes that make up s, in order.
 func (a *Alphabet) Bytes(s *Set) []byte {
 	var in [128]bool
-	s.Each(func(u uint16) { in[a.Byte[u]] = true })
+	for _, u := range a.rep {
+		if s.Has(u) {
+			in[a.Byte[u]] = true
+		}
+	}
 	var out []byte
 	for b := 0; b < 128; b++ {
 		if in[b] {

@@ -147,6 +147,13 @@ func writeUnitClass(b *strings.Builder, s *Set) {
 	b.WriteByte('[')
 	start := -1
 	for u := 0; u <= 1<<16; u++ {
+		// Whole words of 64 units that continue the current state are skipped.
+		if u&63 == 0 && u < 1<<16 {
+			if w := s[u>>6]; w == 0 && start < 0 || w == ^uint64(0) && start >= 0 {
+				u += 63
+				continue
+			}
+		}
 		in := u < 1<<16 && s.Has(uint16(u))
 		switch {
 		case in && start < 0:

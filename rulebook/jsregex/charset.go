@@ -19,6 +19,26 @@ func SetOf(units ...uint16) *Set {
 	return s
 }
 
+var (
+	singlesMu sync.Mutex
+	singles   = map[uint16]*Set{}
+	foldedMu  sync.Mutex
+	folded    = map[*Set]*Set{}
+)
+
+// single returns the shared, never modified set of one unit: patterns are
+// mostly literal characters, and a set is 8 KiB.
+func single(u uint16) *Set {
+	singlesMu.Lock()
+	defer singlesMu.Unlock()
+	s, ok := singles[u]
+	if !ok {
+		s = SetOf(u)
+		singles[u] = s
+	}
+	return s
+}
+
 // Add adds u.
 func (s *Set) Add(u uint16) { s[u>>6] |= 1 << (u & 63) }
 
@@ -116,6 +136,9 @@ func dotSet(dotAll bool) *Set {
 var (
 	canonOnce  sync.Once
 	canonTable []uint16
+	// foldClasses lists the units that share their Canonicalize with at
+	// least one other unit, grouped: only these can change under folding.
+	foldClasses [][]uint16
 )
 
 // canonical returns ECMAScript's non-unicode Canonicalize for every unit:
@@ -137,6 +160,15 @@ func canonical() []uint16 {
 			t[u] = uint16(up)
 		}
 		canonTable = t
+		byKey := map[uint16][]uint16{}
+		for u := range t {
+			byKey[t[u]] = append(byKey[t[u]], uint16(u))
+		}
+		for u := range t {
+			if c := byKey[uint16(u)]; len(c) > 1 {
+				foldClasses = append(foldClasses, c)
+			}
+		}
 	})
 	return canonTable
 }
@@ -155,16 +187,38 @@ func fullUpperIsLonger(r rune) bool {
 // FoldCase returns the set of units that match s case-insensitively:
 // every unit whose Canonicalize equals that of a unit in s.
 func FoldCase(s *Set) *Set {
-	canon := canonical()
-	keys := &Set{}
-	s.Each(func(u uint16) { keys.Add(canon[u]) })
-	out := &Set{}
-	for u := 0; u < 1<<16; u++ {
-		if keys.Has(canon[u]) {
-			out.Add(uint16(u))
+	canonical()
+	if s.Len() == 1 {
+		foldedMu.Lock()
+		f, ok := folded[single(uint16(s.Single()))]
+		foldedMu.Unlock()
+		if ok {
+			return f
+		}
+		defer func() {
+			foldedMu.Lock()
+			folded[single(uint16(s.Single()))] = f
+			foldedMu.Unlock()
+		}()
+		f = foldSet(s)
+		return f
+	}
+	return foldSet(s)
+}
+
+func foldSet(s *Set) *Set {
+	out := *s
+	for _, class := range foldClasses {
+		for _, u := range class {
+			if s.Has(u) {
+				for _, v := range class {
+					out.Add(v)
+				}
+				break
+			}
 		}
 	}
-	return out
+	return &out
 }
 
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }

@@ -16,6 +16,13 @@ type Literals struct {
 	// MaxLen is the longest match in units, or -1 when unbounded (or when
 	// the pattern looks at the end of the text, which a window would move).
 	MaxLen int
+	// When MaxLen is -1 but RunBounded, a match holds at most MaxOther
+	// units whose byte is not in RunBytes: every unbounded repeat consumes
+	// only RunBytes (for most rules, white space). A window that ends after
+	// MaxOther+1 other units then holds any match from its start.
+	RunBounded bool
+	RunBytes   [128]bool
+	MaxOther   int
 }
 
 const (
@@ -39,6 +46,16 @@ func (a *Alphabet) Analyze(p *Pattern) Literals {
 		}
 	}
 	l.MaxLen = maxLen(p.Root)
+	if l.MaxLen < 0 && !hasEnd(p.Root) {
+		runs := &Set{}
+		collectRuns(p.Root, false, runs)
+		if other := maxOther(p.Root); other >= 0 {
+			l.RunBounded, l.MaxOther = true, other
+			for _, b := range a.Bytes(runs) {
+				l.RunBytes[b] = true
+			}
+		}
+	}
 	// Keep the most selective conjuncts: long strings are rare in text,
 	// one-byte ones (":", "<") are everywhere and only cost time.
 	sort.SliceStable(l.Required, func(i, j int) bool { return score(l.Required[i]) > score(l.Required[j]) })
@@ -233,6 +250,70 @@ func (la litAnalyzer) prefixes(n *Node) (set []string, atStart, ok bool) {
 		return e, false, true
 	}
 	return nil, false, false
+}
+
+func hasEnd(n *Node) bool {
+	if n.Op == OpEnd {
+		return true
+	}
+	for _, s := range n.Subs {
+		if hasEnd(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// collectRuns adds every set under an unbounded repeat to runs.
+func collectRuns(n *Node, inRun bool, runs *Set) {
+	if n.Op == OpSet && inRun {
+		runs.Union(n.Set)
+	}
+	inRun = inRun || n.Op == OpRepeat && n.Max < 0
+	for _, s := range n.Subs {
+		collectRuns(s, inRun, runs)
+	}
+}
+
+// maxOther is maxLen where unbounded repeats count nothing: the most units
+// a match can take outside them (-1 if that is unbounded too).
+func maxOther(n *Node) int {
+	switch n.Op {
+	case OpSet:
+		return 1
+	case OpConcat:
+		t := 0
+		for _, s := range n.Subs {
+			m := maxOther(s)
+			if m < 0 {
+				return -1
+			}
+			t += m
+		}
+		return t
+	case OpAlternate:
+		t := 0
+		for _, s := range n.Subs {
+			m := maxOther(s)
+			if m < 0 {
+				return -1
+			}
+			t = max(t, m)
+		}
+		return t
+	case OpGroup:
+		return maxOther(n.Subs[0])
+	case OpRepeat:
+		if n.Max < 0 {
+			return 0
+		}
+		m := maxOther(n.Subs[0])
+		if m < 0 || m*n.Max > 1<<20 {
+			return -1
+		}
+		return m * n.Max
+	}
+	return 0
 }
 
 func maxLen(n *Node) int {

@@ -351,11 +351,11 @@ func (p *parser) atom() (n *Node, quantifiable bool, err error) {
 			return nil, false, p.errf("nothing to repeat")
 		}
 		p.pos = save + 1
-		n, err = p.node(&Node{Op: OpSet, Set: SetOf(c)})
+		n, err = p.node(&Node{Op: OpSet, Set: single(c)})
 		return n, true, err
 	}
 	p.pos++
-	n, err = p.node(&Node{Op: OpSet, Set: SetOf(c)})
+	n, err = p.node(&Node{Op: OpSet, Set: single(c)})
 	return n, true, err
 }
 

@@ -1,0 +1,203 @@
+package caddymodule
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/rulebook"
+)
+
+// Exit statuses of `caddy prompt-scan`.
+const (
+	exitSafe       = 0
+	exitSuspicious = 1
+	exitMalicious  = 2
+	exitError      = 3
+)
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "prompt-scan",
+		Usage: "[--rulebook <file>] [--jsonl] [<file>...]",
+		Short: "Scans texts for prompt injection with the promptwall rulebook",
+		Long: `
+Scans texts with the published prompt-injection rulebook (or --rulebook),
+exactly as the prompt_firewall and prompt_scan handlers do.
+
+Without --jsonl, each file (or standard input when none is given) is one
+text; the verdict, the matches with their UTF-16 positions and the sanitized
+copy are printed. The exit status is the worst verdict: 0 safe, 1 suspicious,
+2 malicious; 3 means an error.
+
+With --jsonl, standard input holds JSON lines {"text": ...} or
+{"text_base64": ...} (raw bytes) with any other fields; each output line is
+the input's other fields plus "result" (verdict, matches, category_counts and
+sanitized, or sanitized_base64 for text_base64 inputs), in order.`,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.Flags().String("rulebook", "", "a custom rulebook file (default: the embedded v1)")
+			cmd.Flags().Bool("jsonl", false, "read JSON lines from standard input and write one result line each")
+			// Caddy's wrapper maps exit status 1 to 0, and the verdict is the
+			// exit status here, so the command exits by itself.
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				rb, _ := cmd.Flags().GetString("rulebook")
+				jsonl, _ := cmd.Flags().GetBool("jsonl")
+				code, err := runPromptScan(rb, jsonl, args, os.Stdin, os.Stdout)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "prompt-scan:", err)
+				}
+				os.Exit(code)
+				return nil
+			}
+		},
+	})
+}
+
+func runPromptScan(rulebookPath string, jsonl bool, files []string, stdin io.Reader, stdout io.Writer) (int, error) {
+	eng := engine.Default()
+	if rulebookPath != "" {
+		rb, err := rulebook.Load(rulebookPath)
+		if err != nil {
+			return exitError, err
+		}
+		if eng, err = engine.New(rb); err != nil {
+			return exitError, fmt.Errorf("compiling rulebook %s: %w", rulebookPath, err)
+		}
+	}
+	out := bufio.NewWriterSize(stdout, 1<<16)
+	defer out.Flush()
+	if jsonl {
+		if len(files) > 0 {
+			return exitError, errors.New("--jsonl reads standard input only")
+		}
+		if err := scanJSONL(eng, stdin, out); err != nil {
+			return exitError, err
+		}
+		return exitSafe, nil
+	}
+	worst := engine.Safe
+	if len(files) == 0 {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return exitError, fmt.Errorf("reading standard input: %w", err)
+		}
+		worst = printResult(out, "", eng.Scan(data))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return exitError, fmt.Errorf("reading %s: %w", f, err)
+		}
+		name := ""
+		if len(files) > 1 {
+			name = f
+		}
+		if v := printResult(out, name, eng.Scan(data)); v.Rank() > worst.Rank() {
+			worst = v
+		}
+	}
+	return worst.Rank(), nil
+}
+
+// printResult writes a result for people to read and returns its verdict.
+func printResult(w *bufio.Writer, name string, r engine.Result) engine.Verdict {
+	if name != "" {
+		fmt.Fprintf(w, "== %s\n", name)
+	}
+	fmt.Fprintf(w, "verdict: %s\n", r.Verdict)
+	if len(r.Matches) > 0 {
+		fmt.Fprintf(w, "matches:\n")
+		for _, m := range r.Matches {
+			fmt.Fprintf(w, "  %-5s %-21s %-10s [%d, %d)  %s\n", m.Rule, m.Category, m.Severity, m.Start, m.End, strings.Join(m.Views, ", "))
+		}
+		fmt.Fprintf(w, "sanitized:\n%s\n", r.Sanitized)
+	}
+	return r.Verdict
+}
+
+// scanJSONL answers one line per input line, in order.
+func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
+	rd := bufio.NewReaderSize(in, 1<<20)
+	var line, buf []byte
+	for lineNo := 1; ; lineNo++ {
+		var err error
+		line, err = readLine(rd, line[:0])
+		if len(bytes.TrimSpace(line)) > 0 {
+			var perr error
+			if buf, perr = scanLine(eng, line, w, buf); perr != nil {
+				return fmt.Errorf("line %d: %w", lineNo, perr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading standard input: %w", err)
+		}
+	}
+}
+
+func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		if err != bufio.ErrBufferFull {
+			if n := len(dst); n > 0 && dst[n-1] == '\n' {
+				dst = dst[:n-1]
+			}
+			return dst, err
+		}
+	}
+}
+
+func scanLine(eng *engine.Engine, line []byte, w *bufio.Writer, buf []byte) ([]byte, error) {
+	members, err := splitObject(line)
+	if err != nil {
+		return buf, err
+	}
+	var text []byte
+	isB64, found := false, false
+	for _, m := range members {
+		switch m.key {
+		case "text", "text_base64":
+			s, ok := jsonString(m.value)
+			if !ok {
+				return buf, fmt.Errorf("%q must be a string", m.key)
+			}
+			if m.key == "text" {
+				text = s
+			} else if text, err = base64.StdEncoding.DecodeString(string(s)); err != nil {
+				return buf, fmt.Errorf("text_base64: %w", err)
+			}
+			isB64, found = m.key == "text_base64", true
+		}
+	}
+	if !found {
+		return buf, errors.New(`needs a "text" or "text_base64" string`)
+	}
+	res := eng.Scan(text)
+	buf = append(buf[:0], '{')
+	for _, m := range members {
+		if m.key == "text" || m.key == "text_base64" {
+			continue
+		}
+		buf = append(buf, m.rawKey...)
+		buf = append(buf, ':')
+		buf = appendCompact(buf, m.value)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"result":`...)
+	buf = engine.AppendJSON(buf, res, isB64)
+	buf = append(buf, "}\n"...)
+	_, err = w.Write(buf)
+	return buf, err
+}
