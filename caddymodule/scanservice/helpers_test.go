@@ -172,7 +172,7 @@ func payment(t *testing.T, offer x402.PaymentRequired, change func(*paymentParts
 	payTo, _ := x402.ParsePublicKey(req.PayTo)
 	fp, _ := x402.ParsePublicKey(req.FeePayer())
 	p := paymentParts{accepted: req, amount: amt, mint: mint, payTo: payTo, feePayer: fp, signer: payerKey,
-		memo: hex.EncodeToString([]byte(t.Name()))[:32]}
+		memo: memoFor(t.Name())}
 	copy(p.blockhash[:], []byte("a recent blockhash, 32 bytes...."))
 	if change != nil {
 		change(&p)
@@ -396,4 +396,10 @@ func provisionOnly(t *testing.T, h *Handler) error {
 		h.Cleanup()
 	})
 	return err
+}
+
+// memoFor is a 32-hex-digit memo like the client's random one.
+func memoFor(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
