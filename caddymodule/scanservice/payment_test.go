@@ -317,7 +317,9 @@ func TestFacilitatorUnavailable(t *testing.T) {
 		f := newFakeFacilitator(t)
 		th := paidHandler(t, f, nil)
 		header := payment(t, ask(t, th), nil)
-		f.verify = func(*x402.PaymentPayload, x402.Requirements) (int, any) { return 502, map[string]any{"error": "bad gateway"} }
+		f.verify = func(*x402.PaymentPayload, x402.Requirements) (int, any) {
+			return 502, map[string]any{"error": "bad gateway"}
+		}
 		w := pay(t, th, header)
 		if w.Code != 503 || strings.Contains(w.Body.String(), "verdict") || w.Header().Get("PAYMENT-RESPONSE") != "" {
 			t.Fatalf("verify 502: %d %s", w.Code, w.Body)
