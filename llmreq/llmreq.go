@@ -109,9 +109,12 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
-	w := walker{t: t, body: body}
+	w := walker{t: t, body: body, path: t.path[:0], scratch: t.scratch[:0],
+		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
 	api := detect(urlPath, &w)
 	w.extract(api)
+	w.finish()
+	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	// The API walkers visit members in the order of their own rules (content before tool_calls,
 	// say); the contract is body order, and Rewrite relies on it.
 	if !sort.SliceIsSorted(w.texts, func(i, j int) bool { return w.texts[i].start < w.texts[j].start }) {

@@ -1,6 +1,7 @@
 package llmreq
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"sync"
@@ -39,6 +40,10 @@ type node struct {
 
 type tape struct {
 	nodes []node
+
+	// Buffers of the walker, pooled with the tape (see walker).
+	path, scratch, paths, values []byte
+	spans                        []textSpan
 }
 
 var tapePool = sync.Pool{New: func() any { return new(tape) }}
@@ -48,7 +53,7 @@ func getTape() *tape { return tapePool.Get().(*tape) }
 // putTape returns t to the pool unless a huge body made it so large that keeping it would pin
 // memory for the life of the process.
 func putTape(t *tape) {
-	if cap(t.nodes) > 1<<20 {
+	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 {
 		return
 	}
 	t.nodes = t.nodes[:0]
@@ -319,11 +324,20 @@ func (t *tape) str(b []byte, i int) (int, error) {
 }
 
 // skipPlain returns the offset of the first byte at or after i that is not plain string content.
-// Long-context bodies are mostly string bytes, so it checks eight bytes at a time.
+// Long-context bodies are mostly string bytes, so it tests eight bytes at a time with the
+// classic SWAR tricks: a word has a byte < 0x20, or a byte equal to '"' or '\\', exactly when
+// the corresponding expression has a high bit set. A hit only means "look closer", so the
+// byte loop below finds the exact offset.
 func skipPlain(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
 	for i+8 <= len(b) {
-		if !strPlain[b[i]] || !strPlain[b[i+1]] || !strPlain[b[i+2]] || !strPlain[b[i+3]] ||
-			!strPlain[b[i+4]] || !strPlain[b[i+5]] || !strPlain[b[i+6]] || !strPlain[b[i+7]] {
+		v := binary.LittleEndian.Uint64(b[i:])
+		q := v ^ (ones * '"')
+		bs := v ^ (ones * '\\')
+		if ((v-ones*0x20)|(q-ones)|(bs-ones))&^v&highs != 0 {
 			break
 		}
 		i += 8

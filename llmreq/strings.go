@@ -1,6 +1,7 @@
 package llmreq
 
 import (
+	"bytes"
 	"unicode/utf8"
 )
 
@@ -8,13 +9,13 @@ import (
 // Value is what any Go upstream (and the scan service) would see, and a rewritten literal is what
 // json.Marshal would write with HTML escaping off.
 
-// decodeLiteral returns the value of the string literal lit (quotes included).
-func decodeLiteral(lit []byte, flags uint8) string {
+// appendLiteral appends the value of the string literal lit (quotes included) to dst.
+func appendLiteral(dst, lit []byte, flags uint8) []byte {
 	s := lit[1 : len(lit)-1]
 	if flags&flagEscape == 0 && utf8.Valid(s) {
-		return string(s)
+		return append(dst, s...)
 	}
-	return string(appendUnquoted(make([]byte, 0, len(s)), s))
+	return appendUnquoted(dst, s)
 }
 
 // appendUnquoted appends the decoded content s of a valid string literal (quotes removed) to dst,
@@ -22,54 +23,72 @@ func decodeLiteral(lit []byte, flags uint8) string {
 // lone surrogate escape becomes U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
 func appendUnquoted(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '\\' {
-			// The scanner has checked the escape, so the bytes are there.
-			switch s[i+1] {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r := hex4(s[i+2:])
-				i += 6
-				if r >= 0xD800 && r < 0xE000 {
-					// A high surrogate followed by an escaped low surrogate is one character;
-					// anything else leaves this unit alone as U+FFFD (the next escape, if any,
-					// is decoded on its own).
-					if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						if r2 := hex4(s[i+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
-							dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, s[i+1])
-			}
-			i += 2
-			continue
+		// Copy the run up to the next escape in one go when it is valid UTF-8 (prose is long
+		// runs between a few \n and \" escapes).
+		run := bytes.IndexByte(s[i:], '\\')
+		if run < 0 {
+			run = len(s) - i
 		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, c)
+		if seg := s[i : i+run]; utf8.Valid(seg) {
+			dst = append(dst, seg...)
+		} else {
+			dst = appendFixUTF8(dst, seg)
+		}
+		if i += run; i >= len(s) {
+			break
+		}
+		// The scanner has checked the escape, so its bytes are there.
+		switch s[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(s[i+2:])
+			i += 6
+			if r >= 0xD800 && r < 0xE000 {
+				// A high surrogate followed by an escaped low surrogate is one character;
+				// anything else leaves this unit alone as U+FFFD (the next escape, if any, is
+				// decoded on its own).
+				if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2 := hex4(s[i+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
+						dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+// appendFixUTF8 appends seg with each byte of invalid UTF-8 replaced by U+FFFD, as
+// utf8.DecodeRune reads it (an encoded surrogate is three invalid bytes).
+func appendFixUTF8(dst, seg []byte) []byte {
+	for i := 0; i < len(seg); {
+		if seg[i] < utf8.RuneSelf {
+			dst = append(dst, seg[i])
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(s[i:])
+		r, size := utf8.DecodeRune(seg[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, "\uFFFD"...)
 		} else {
-			dst = append(dst, s[i:i+size]...)
+			dst = append(dst, seg[i:i+size]...)
 		}
 		i += size
 	}
@@ -111,6 +130,14 @@ func appendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time (see skipPlain; here a non-ASCII byte also
+		// stops the skip, as it may be invalid UTF-8 or U+2028).
+		for i+8 <= len(s) && !mayEscape(le64(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if !needsEscape[c] {
 				i++
@@ -156,4 +183,23 @@ func appendQuoted(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// le64 loads s[i:i+8] as a little-endian word (the compiler makes it one load).
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// mayEscape reports whether word v holds a byte that appendQuoted must look at: below 0x20,
+// '"', '\\', or 0x80 and up. It has no false negatives; its false positives sit above a true hit.
+func mayEscape(v uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	q := v ^ (ones * '"')
+	bs := v ^ (ones * '\\')
+	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
 }

@@ -14,7 +14,14 @@ type walker struct {
 	texts   []Text
 	path    []byte // the JSON path of the value being visited
 	scratch []byte // decoded keys and member strings that are compared, not kept
+
+	// Paths and values of the texts are collected into two buffers and made strings once at the
+	// end (finish), so a request costs a handful of allocations however many texts it has.
+	paths, values []byte
+	spans         []textSpan
 }
+
+type textSpan struct{ path0, path1, val0, val1 int }
 
 func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind }
 
@@ -107,7 +114,7 @@ func (w *walker) uniqueString(i int, name string) (val string, ok bool) {
 			return "", false
 		}
 		if !found {
-			val, found = string(s), true
+			val, found = intern(s), true
 		}
 	}
 	return val, found
@@ -159,13 +166,21 @@ func isIdent(s []byte) bool {
 // emit records string node i, at the current path, as a text of role.
 func (w *walker) emit(i int, role string) {
 	n := &w.t.nodes[i]
-	w.texts = append(w.texts, Text{
-		Path:  string(w.path),
-		Role:  role,
-		Value: decodeLiteral(w.body[n.start:n.end], n.flags),
-		start: int(n.start),
-		end:   int(n.end),
-	})
+	sp := textSpan{path0: len(w.paths), val0: len(w.values)}
+	w.paths = append(w.paths, w.path...)
+	w.values = appendLiteral(w.values, w.body[n.start:n.end], n.flags)
+	sp.path1, sp.val1 = len(w.paths), len(w.values)
+	w.spans = append(w.spans, sp)
+	w.texts = append(w.texts, Text{Role: role, start: int(n.start), end: int(n.end)})
+}
+
+// finish fills in the paths and values of the texts.
+func (w *walker) finish() {
+	paths, values := string(w.paths), string(w.values)
+	for i, sp := range w.spans {
+		w.texts[i].Path = paths[sp.path0:sp.path1]
+		w.texts[i].Value = values[sp.val0:sp.val1]
+	}
 }
 
 // all records every string value under node i (i itself if it is a string) with role. Object
@@ -223,4 +238,28 @@ func (w *walker) atIndex(n, e int, role string, f func(int, string)) {
 	mark := w.pushIndex(n)
 	f(e, role)
 	w.pop(mark)
+}
+
+// words are the discriminator values the walkers compare; interning them saves an allocation
+// per message and per part.
+var words = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		RoleUser, RoleSystem, RoleDeveloper, RoleAssistant, RoleTool, RoleFunction, "model",
+		"text", "input_text", "output_text", "summary_text", "reasoning_text", "refusal", "image_url",
+		"input_image", "input_audio", "file", "input_file", "computer_screenshot", "message",
+		"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+		"reasoning", "item_reference", "mcp_call", "image", "document", "tool_use", "tool_result",
+		"thinking", "redacted_thinking", "search_result", "server_tool_use", "base64", "url", "content",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+func intern(b []byte) string {
+	if s, ok := words[string(b)]; ok {
+		return s
+	}
+	return string(b)
 }

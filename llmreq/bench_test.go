@@ -1,0 +1,123 @@
+package llmreq
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// chatBody builds an OpenAI chat body of about size bytes: a system prompt, turns of
+// conversation with a tool call, and (for long context) one user message holding a document
+// with the newlines, quotes and non-ASCII text of real prose.
+func chatBody(size int) []byte {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	type msg struct {
+		Role      string `json:"role"`
+		Content   any    `json:"content"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+		ToolID    string `json:"tool_call_id,omitempty"`
+	}
+	msgs := []msg{{Role: "system", Content: "You are a helpful assistant. Answer concisely and cite sources."}}
+	turn := 0
+	body := func() []byte {
+		b, _ := json.Marshal(map[string]any{"model": "gpt-4.1", "messages": msgs, "temperature": 0.2, "stream": true})
+		return b
+	}
+	para := "The quick brown fox jumps over the lazy dog; \"quoted\" text, café, naïve, 東京 — and a newline.\n"
+	for len(body()) < size {
+		switch {
+		case size > 64<<10 && turn == 0:
+			doc := strings.Repeat(para, (size-2048)/len(para))
+			msgs = append(msgs, msg{Role: "user", Content: []any{
+				map[string]any{"type": "text", "text": "Summarize this document:\n\n" + doc},
+			}})
+		case turn%3 == 1:
+			msgs = append(msgs, msg{Role: "assistant", ToolCalls: []call{{ID: fmt.Sprintf("call_%d", turn), Type: "function",
+				Function: fn{Name: "search", Arguments: `{"query":"lazy dog facts","limit":5}`}}}})
+		case turn%3 == 2:
+			msgs = append(msgs, msg{Role: "tool", ToolID: fmt.Sprintf("call_%d", turn-1), Content: "Result: " + para})
+		default:
+			msgs = append(msgs, msg{Role: "user", Content: "Tell me more about the fox and the dog, in detail please. " + para})
+		}
+		turn++
+	}
+	return body()
+}
+
+func benchParse(b *testing.B, size int) {
+	body := chatBody(size)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := Parse("/v1/chat/completions", body)
+		if err != nil || len(r.Texts) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseChat4KB(b *testing.B)         { benchParse(b, 4<<10) }
+func BenchmarkParseLongContext256KB(b *testing.B) { benchParse(b, 256<<10) }
+
+func BenchmarkRewriteLongContext256KB(b *testing.B) {
+	body := chatBody(256 << 10)
+	r, err := Parse("/v1/chat/completions", body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	repl := map[int]string{}
+	for i, x := range r.Texts {
+		if x.Role == RoleUser {
+			repl[i] = strings.ReplaceAll(x.Value, "fox", "cat")
+		}
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if out := r.Rewrite(repl); len(out) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
+
+// The reference point: what decoding into map[string]any costs for the same bodies.
+func benchStdlib(b *testing.B, size int) {
+	body := chatBody(size)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStdlibUnmarshalChat4KB(b *testing.B)         { benchStdlib(b, 4<<10) }
+func BenchmarkStdlibUnmarshalLongContext256KB(b *testing.B) { benchStdlib(b, 256<<10) }
+
+func TestBenchBodies(t *testing.T) {
+	for _, size := range []int{4 << 10, 256 << 10} {
+		body := chatBody(size)
+		if len(body) < size || len(body) > size+size/4 {
+			t.Errorf("body for %d bytes is %d bytes", size, len(body))
+		}
+		r, err := Parse("/v1/chat/completions", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTexts(t, body, r)
+	}
+}
