@@ -66,7 +66,7 @@ func benchParse(b *testing.B, size int) {
 	}
 }
 
-func BenchmarkParseChat4KB(b *testing.B)         { benchParse(b, 4<<10) }
+func BenchmarkParseChat4KB(b *testing.B)          { benchParse(b, 4<<10) }
 func BenchmarkParseLongContext256KB(b *testing.B) { benchParse(b, 256<<10) }
 
 func BenchmarkRewriteLongContext256KB(b *testing.B) {
@@ -105,7 +105,7 @@ func benchStdlib(b *testing.B, size int) {
 	}
 }
 
-func BenchmarkStdlibUnmarshalChat4KB(b *testing.B)         { benchStdlib(b, 4<<10) }
+func BenchmarkStdlibUnmarshalChat4KB(b *testing.B)          { benchStdlib(b, 4<<10) }
 func BenchmarkStdlibUnmarshalLongContext256KB(b *testing.B) { benchStdlib(b, 256<<10) }
 
 func TestBenchBodies(t *testing.T) {
