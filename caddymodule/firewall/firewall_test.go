@@ -84,10 +84,8 @@ type result struct {
 
 func (fx *fixture) do(t *testing.T, req *http.Request) result {
 	t.Helper()
-	vars := map[string]any{}
-	ctx := context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
-	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, vars)
-	req = req.WithContext(ctx)
+	req = withVars(req)
+	vars := req.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	up := new(upstream)
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		up.called = true
@@ -104,6 +102,13 @@ func (fx *fixture) do(t *testing.T, req *http.Request) result {
 	rec := httptest.NewRecorder()
 	err := fx.fw.ServeHTTP(rec, req, next)
 	return result{rec: rec, up: up, vars: vars, err: err}
+}
+
+// withVars gives req the replacer and vars map Caddy's server sets up.
+func withVars(req *http.Request) *http.Request {
+	ctx := context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
+	ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, map[string]any{})
+	return req.WithContext(ctx)
 }
 
 func post(path, body string) *http.Request {

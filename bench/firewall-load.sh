@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# bench/firewall-load.sh
+#
+# What prompt_firewall costs in front of reverse_proxy. Builds ./cmd/caddy
+# and bench/fwload, starts a fast fake LLM upstream (fwload upstream) and one
+# caddy with two sites on loopback:
+#   plain     reverse_proxy to the upstream
+#   firewall  prompt_firewall (defaults) + the same reverse_proxy
+# then loads both in alternating rounds with the same OpenAI chat bodies
+# (fwload load): a 4 KiB multi-turn chat and a 256 KiB long-context message.
+# Prints req/s, p50, p99 and max per site and size (median of the rounds)
+# and the firewall/plain throughput ratio and p99 difference.
+#
+# Environment: CONNS (16), DURATION (5s per round), ROUNDS (3), SIZES
+# (4k,256k), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+2),
+# CADDY=path to time an already built binary. Needs bash and go.
+# Everything listens on 127.0.0.1 and stops when the script ends.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+conns=${CONNS:-16}
+duration=${DURATION:-5s}
+rounds=${ROUNDS:-3}
+sizes=${SIZES:-4k,256k}
+base=${PORT_BASE:-19100}
+up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2))
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+caddy=${CADDY:-}
+if [ -z "$caddy" ]; then
+	echo "building ./cmd/caddy ..." >&2
+	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
+	caddy=$tmp/caddy
+fi
+"$caddy" list-modules | grep -qx 'http.handlers.prompt_firewall' ||
+	{ echo "$caddy has no http.handlers.prompt_firewall" >&2; exit 2; }
+(cd "$root" && go build -o "$tmp/fwload" ./bench/fwload)
+
+"$tmp/fwload" upstream -addr "127.0.0.1:$up_port" 2>"$tmp/upstream.log" &
+pids+=($!)
+
+cat >"$tmp/Caddyfile" <<CADDY
+{
+	admin off
+	persist_config off
+}
+
+http://127.0.0.1:$plain_port {
+	reverse_proxy 127.0.0.1:$up_port
+}
+
+http://127.0.0.1:$fw_port {
+	prompt_firewall
+	reverse_proxy 127.0.0.1:$up_port
+}
+CADDY
+XDG_DATA_HOME=$tmp/data XDG_CONFIG_HOME=$tmp/config \
+	"$caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
+pids+=($!)
+
+# Wait for both sites.
+for port in "$plain_port" "$fw_port"; do
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		sleep 0.1
+	done
+done
+
+echo "caddy: $("$caddy" version | head -c 60); go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN)"
+"$tmp/fwload" load -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" \
+	-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions" \
+	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions"

@@ -1,0 +1,266 @@
+// Command fwload measures what prompt_firewall costs in front of
+// reverse_proxy. bench/firewall-load.sh runs it; see there.
+//
+//	fwload upstream -addr 127.0.0.1:9100
+//	    a fast fake LLM upstream: reads the whole body, answers a small
+//	    chat.completion JSON.
+//	fwload load -target plain=URL -target firewall=URL [-size 4k,256k] [-c 16] [-d 5s] [-rounds 3]
+//	    closed-loop load: c connections each send POST requests back to back
+//	    for d; targets are measured in alternating rounds so that both see
+//	    the same machine; prints throughput and latency percentiles per
+//	    target and size (median round), and the firewall/plain ratios.
+//
+// The request bodies are OpenAI chat completions built from benign English
+// text, deterministic: "4k" is a 4 KiB multi-turn chat (most of it user
+// text, which the firewall scans by default), "256k" one 256 KiB
+// long-context user message. Loopback only; every run stops by itself.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: fwload upstream|load [flags]")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "upstream":
+		upstream(os.Args[2:])
+	case "load":
+		load(os.Args[2:])
+	case "body":
+		// fwload body 4k: print a benchmark body, to inspect or reuse.
+		b, err := body(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Stdout.Write(b)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: fwload upstream|load|body [flags]")
+		os.Exit(2)
+	}
+}
+
+const answer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+
+func upstream(args []string) {
+	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:9100", "listen address (loopback)")
+	fs.Parse(args)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		io.WriteString(w, answer)
+	})
+	fmt.Fprintln(os.Stderr, "upstream on", *addr)
+	if err := http.ListenAndServe(*addr, h); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// words are benign English; bodies cycle through them.
+var words = strings.FieldsFunc(`The|quarterly|report|shows|that|revenue|grew|in|every|region,|with|the|strongest|gains|coming|from|
+subscription|renewals|and|new|enterprise|contracts.|Please|summarise|the|main|points|for|a|non-technical|audience|and|
+suggest|three|follow-up|questions|we|could|ask|the|finance|team.|Our|hiking|group|plans|a|weekend|trip|to|the|mountains;|
+we|need|a|packing|list|that|covers|rain,|cold|nights|and|a|long|climb|on|the|second|day.|How|do|I|convert|a|list|of|
+dictionaries|into|a|table|in|Python|without|pulling|in|a|large|dependency?|The|recipe|calls|for|two|cups|of|flour,|
+one|egg|and|a|pinch|of|salt,|but|I|only|have|oat|milk|at|home.|Explain|the|difference|between|a|mutex|and|a|
+semaphore|with|a|short|example|in|Go.|Write|a|polite|email|to|a|landlord|asking|when|the|heating|will|be|repaired.`,
+	func(r rune) bool { return r == '|' || r == '\n' })
+
+// prose returns about n bytes of benign text starting at word offset seed.
+func prose(n, seed int) string {
+	var b strings.Builder
+	for i := seed; b.Len() < n; i++ {
+		b.WriteString(words[i%len(words)])
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String()[:n])
+}
+
+func body(size string) ([]byte, error) {
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	var msgs []msg
+	switch size {
+	case "4k":
+		msgs = append(msgs, msg{"system", prose(300, 0)})
+		for i := 0; i < 4; i++ {
+			msgs = append(msgs, msg{"user", prose(560, 10+i*37)}, msg{"assistant", prose(260, 5+i*23)})
+		}
+		msgs = append(msgs, msg{"user", prose(200, 99)})
+	case "256k":
+		msgs = append(msgs, msg{"system", prose(200, 0)}, msg{"user", prose(256<<10-400, 7)})
+	default:
+		return nil, fmt.Errorf("unknown size %q (4k or 256k)", size)
+	}
+	return json.Marshal(map[string]any{"model": "gpt-4o", "messages": msgs, "temperature": 0.2})
+}
+
+type target struct{ name, url string }
+
+type targets []target
+
+func (t *targets) String() string { return fmt.Sprint(*t) }
+func (t *targets) Set(s string) error {
+	name, url, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("want name=url, got %q", s)
+	}
+	*t = append(*t, target{name, url})
+	return nil
+}
+
+type stats struct {
+	rps           float64
+	p50, p99, max time.Duration
+	errors        int64
+	n             int
+}
+
+func load(args []string) {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	var ts targets
+	fs.Var(&ts, "target", "name=URL to load (repeat); the first is the baseline")
+	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k")
+	conns := fs.Int("c", 16, "concurrent connections")
+	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
+	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round is reported)")
+	warm := fs.Duration("warmup", time.Second, "warm-up per target and size, not measured")
+	fs.Parse(args)
+	if len(ts) < 1 {
+		fmt.Fprintln(os.Stderr, "need at least one -target")
+		os.Exit(2)
+	}
+	for _, t := range ts {
+		if !isLoopback(t.url) {
+			fmt.Fprintf(os.Stderr, "%s is not a loopback URL\n", t.url)
+			os.Exit(2)
+		}
+	}
+	fmt.Printf("connections %d, round %s, rounds %d\n", *conns, *dur, *rounds)
+	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s\n", "size", "target", "req/s", "p50", "p99", "max", "errors")
+	for _, size := range strings.Split(*sizes, ",") {
+		b, err := body(size)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		results := make([][]stats, len(ts))
+		for _, t := range ts {
+			run(t.url, b, *conns, *warm)
+		}
+		for r := 0; r < *rounds; r++ {
+			for i, t := range ts {
+				results[i] = append(results[i], run(t.url, b, *conns, *dur))
+			}
+		}
+		med := make([]stats, len(ts))
+		for i, t := range ts {
+			med[i] = median(results[i])
+			s := med[i]
+			fmt.Printf("%-6s %-10s %10.0f %10s %10s %10s %7d\n", size, t.name, s.rps, round(s.p50), round(s.p99), round(s.max), s.errors)
+		}
+		for i := 1; i < len(ts); i++ {
+			fmt.Printf("%-6s %s/%s throughput %.3fx, p99 %+.3f ms (body %d bytes)\n", size, ts[i].name, ts[0].name,
+				med[i].rps/med[0].rps, float64(med[i].p99-med[0].p99)/1e6, len(b))
+		}
+	}
+}
+
+func isLoopback(u string) bool {
+	rest := strings.TrimPrefix(u, "http://")
+	host := rest
+	if i := strings.IndexAny(rest, ":/"); i >= 0 {
+		host = rest[:i]
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// median picks the round with the median throughput (its latencies go with it).
+func median(s []stats) stats {
+	sort.Slice(s, func(i, j int) bool { return s[i].rps < s[j].rps })
+	return s[len(s)/2]
+}
+
+func round(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) + "ms"
+}
+
+// run loads url with body from conns connections for d.
+func run(url string, body []byte, conns int, d time.Duration) stats {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var errs atomic.Int64
+	lat := make([][]time.Duration, conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					errs.Add(1)
+					continue
+				}
+				if ctx.Err() == nil {
+					lat[c] = append(lat[c], time.Since(t0))
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	s := stats{errors: errs.Load(), n: len(all)}
+	if len(all) == 0 {
+		return s
+	}
+	s.rps = float64(len(all)) / elapsed.Seconds()
+	s.p50 = all[len(all)/2]
+	s.p99 = all[len(all)*99/100]
+	s.max = all[len(all)-1]
+	return s
+}
