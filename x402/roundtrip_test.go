@@ -32,6 +32,8 @@ type seller struct {
 	t   *testing.T
 	fac *Facilitator
 	req Requirements
+	// beforeSettle, when set, runs between a valid verify and settle.
+	beforeSettle func()
 
 	mu      sync.Mutex
 	headers []string
@@ -94,6 +96,9 @@ func (s *seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !v.IsValid {
 		required(v.InvalidReason)
 		return
+	}
+	if s.beforeSettle != nil {
+		s.beforeSettle()
 	}
 	st, err := s.fac.Settle(r.Context(), p, req)
 	if err != nil {
@@ -224,6 +229,29 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	if got := ln.TokenBalance(t, ln.PayToTokenAccount); got != merchant0+20000 {
 		t.Fatalf("merchant holds %d, want %d", got, merchant0+20000)
 	}
+
+	// 5. The payer is drained between verify and settle: the facilitator's
+	// settlement fails for real, the seller answers 402 with PAYMENT-RESPONSE
+	// success false, and nothing moves.
+	payerNow := ln.TokenBalance(t, ln.PayerTokenAccount)
+	s.beforeSettle = func() { ln.SetTokenBalance(t, ln.PayerTokenAccount, 0) }
+	res = ln.Pay(t, srv.URL+"/scan", ln.PayerSecret, "")
+	s.beforeSettle = nil
+	if res.Status != http.StatusPaymentRequired {
+		t.Fatalf("payment drained before settlement: %+v", res)
+	}
+	var failed SettleResponse
+	if err := json.Unmarshal(res.PaymentResponse, &failed); err != nil || failed.Success || failed.ErrorReason == "" {
+		t.Fatalf("PAYMENT-RESPONSE of a failed settlement %s: %v", res.PaymentResponse, err)
+	}
+	if last := s.verify[len(s.verify)-1]; !last.IsValid {
+		t.Fatalf("verify before the drain should pass: %+v", last)
+	}
+	if got := ln.TokenBalance(t, ln.PayToTokenAccount); got != merchant0+20000 {
+		t.Fatalf("after a failed settlement the merchant holds %d, want %d", got, merchant0+20000)
+	}
+	ln.SetTokenBalance(t, ln.PayerTokenAccount, payerNow)
+	t.Logf("settlement after the drain: %s", failed.ErrorReason)
 
 	if *record {
 		recs := []recorded{

@@ -7,7 +7,7 @@ import {
   getBase64Encoder,
   getTransactionDecoder,
 } from "@solana/kit";
-import { getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
+import { getTokenDecoder, getTokenEncoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import { TransactionMetadata } from "litesvm";
 
 const TX_ERRORS = `AccountInUse AccountLoadedTwice AccountNotFound ProgramAccountNotFound
@@ -199,6 +199,30 @@ export function createRpc(chain, log) {
       statuses.set(sig, { slot: slot(), err });
       log(`failed on chain ${sig}: ${JSON.stringify(err)}`);
       return sig;
+    },
+    // Test controls, not Solana API: they let an end-to-end test change the
+    // chain between two steps (say, drain a payer between verify and settle).
+    localnet_setTokenBalance: ([addr, amount]) => {
+      const acc = svm.getAccount(addr);
+      if (!acc.exists || acc.data.length !== 165 || acc.programAddress !== TOKEN_PROGRAM_ADDRESS) {
+        throw new RpcError(-32602, `${addr} is not a token account`);
+      }
+      let units;
+      try {
+        units = BigInt(amount);
+      } catch {
+        throw new RpcError(-32602, `amount ${amount} is not an integer`);
+      }
+      if (units < 0n || units >= 1n << 64n) throw new RpcError(-32602, `amount ${amount} out of range`);
+      const t = getTokenDecoder().decode(acc.data);
+      const data = new Uint8Array(getTokenEncoder().encode({ ...t, amount: units }));
+      svm.setAccount({ ...acc, data });
+      log(`set ${addr} to ${units} units`);
+      return null;
+    },
+    localnet_expireBlockhash: () => {
+      svm.expireBlockhash();
+      return svm.latestBlockhash();
     },
     getSignatureStatuses: ([sigs]) => ({ ...ctx(), value: (sigs ?? []).map((s) => {
       const st = statuses.get(s);

@@ -198,3 +198,38 @@ func (l *Localnet) rpc(method string, params []any, out any) error {
 	}
 	return nil
 }
+
+// SetTokenBalance overwrites a token account's balance (a test control of
+// localnet.mjs, not Solana API): for instance to drain a payer between the
+// facilitator's verify and settle.
+func (l *Localnet) SetTokenBalance(t testing.TB, account string, units uint64) {
+	t.Helper()
+	var res struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := l.rpc("localnet_setTokenBalance", []any{account, strconv.FormatUint(units, 10)}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil {
+		t.Fatalf("localnet_setTokenBalance %s: %s", account, res.Error.Message)
+	}
+}
+
+// ExpireBlockhash moves the chain to a new blockhash: transactions signed
+// over the old one no longer land (a test control of localnet.mjs).
+func (l *Localnet) ExpireBlockhash(t testing.TB) {
+	t.Helper()
+	var res struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := l.rpc("localnet_expireBlockhash", []any{}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil {
+		t.Fatalf("localnet_expireBlockhash: %s", res.Error.Message)
+	}
+}
