@@ -12,6 +12,8 @@ func (w *walker) anthropicMessages(root int) {
 			w.at(k, v, RoleSystem, w.anthropicContent)
 		case w.keyIs(k, "messages"):
 			w.at(k, v, RoleUnknown, w.anthropicMessageList)
+		case w.keyIs(k, "tools"):
+			w.at(k, v, RoleSystem, w.definitions)
 		}
 	})
 }

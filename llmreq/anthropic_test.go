@@ -40,6 +40,9 @@ var anthropicMessagesCases = []apiCase{
 		api: AnthropicMessages,
 		texts: []want{
 			{"system", RoleSystem, "Be brief."},
+			{"tools[0].name", RoleSystem, "get_weather"},
+			{"tools[0].description", RoleSystem, "Get the current weather in a given location"},
+			{"tools[0].input_schema.required[0]", RoleSystem, "location"},
 			{"messages[0].content", RoleUser, "What is the weather like in San Francisco?"},
 			{"messages[1].content[0].text", RoleAssistant, "<thinking>I need to use get_weather.</thinking>"},
 			{"messages[1].content[1].input.location", RoleAssistant, "San Francisco, CA"},

@@ -33,6 +33,8 @@ func (w *walker) gemini(root int) {
 			w.at(k, v, RoleUser, w.geminiContents)
 		case w.geminiKeyIs(k, "systeminstruction"):
 			w.at(k, v, RoleSystem, w.geminiContent)
+		case w.geminiKeyIs(k, "tools"):
+			w.at(k, v, RoleSystem, w.definitions)
 		}
 	})
 }

@@ -52,6 +52,8 @@ var geminiCases = []apiCase{
 			{"contents[3].parts[0].executableCode.language", RoleAssistant, "PYTHON"},
 			{"contents[3].parts[0].executableCode.code", RoleAssistant, "print(1+1)"},
 			{"contents[3].parts[1].codeExecutionResult.output", RoleTool, "2\n"},
+			{"tools[0].functionDeclarations[0].name", RoleSystem, "get_current_weather"},
+			{"tools[0].functionDeclarations[0].description", RoleSystem, "Get weather"},
 		},
 	},
 	{
@@ -89,7 +91,9 @@ var ollamaCases = []apiCase{
 {"role":"user","content":"what is in this image?","images":["iVBORw0KGgoAAAANSUhEUgAAAG0AAABmCAYAAADBPx+VAAAACXBIWXMAAAsTAAALEwEAmpwYAAAAAXNSR0IArs4c6QAAAARnQU1BAACxjwv8YQUAAA3VSURBVHgB7Z27"]},
 {"role":"assistant","content":"","thinking":"The user asks about weather.","tool_calls":[{"function":{"name":"get_current_weather","arguments":{"format":"celsius","location":"Paris, FR"}}}]},
 {"role":"tool","content":"22 degrees celsius","tool_name":"get_current_weather"}],
-"stream":false,"options":{"temperature":0.2,"seed":42}}`,
+"stream":false,"options":{"temperature":0.2,"seed":42},
+"tools":[{"type":"function","function":{"name":"get_current_weather","description":"Get the current weather for a location",
+"parameters":{"type":"object","properties":{"location":{"type":"string","description":"The location, e.g. Paris, FR"},"format":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location","format"]}}}]}`,
 		api: OllamaChat,
 		texts: []want{
 			{"messages[0].content", RoleSystem, "You are terse."},
@@ -99,6 +103,13 @@ var ollamaCases = []apiCase{
 			{"messages[2].tool_calls[0].function.arguments.format", RoleAssistant, "celsius"},
 			{"messages[2].tool_calls[0].function.arguments.location", RoleAssistant, "Paris, FR"},
 			{"messages[3].content", RoleTool, "22 degrees celsius"},
+			{"tools[0].function.name", RoleSystem, "get_current_weather"},
+			{"tools[0].function.description", RoleSystem, "Get the current weather for a location"},
+			{"tools[0].function.parameters.properties.location.description", RoleSystem, "The location, e.g. Paris, FR"},
+			{"tools[0].function.parameters.properties.format.enum[0]", RoleSystem, "celsius"},
+			{"tools[0].function.parameters.properties.format.enum[1]", RoleSystem, "fahrenheit"},
+			{"tools[0].function.parameters.required[0]", RoleSystem, "location"},
+			{"tools[0].function.parameters.required[1]", RoleSystem, "format"},
 		},
 	},
 	{

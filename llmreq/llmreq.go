@@ -10,7 +10,7 @@ package llmreq
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 )
 
 // API names the request family, detected from the URL path and the body's shape.
@@ -117,8 +117,9 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	// The API walkers visit members in the order of their own rules (content before tool_calls,
 	// say); the contract is body order, and Rewrite relies on it.
-	if !sort.SliceIsSorted(w.texts, func(i, j int) bool { return w.texts[i].start < w.texts[j].start }) {
-		sort.SliceStable(w.texts, func(i, j int) bool { return w.texts[i].start < w.texts[j].start })
+	byStart := func(a, b Text) int { return a.start - b.start }
+	if !slices.IsSortedFunc(w.texts, byStart) {
+		slices.SortStableFunc(w.texts, byStart)
 	}
 	return &Request{API: api, Texts: w.texts, body: body}, nil
 }

@@ -6,8 +6,11 @@ package llmreq
 // prompt and is put before the model like a system prompt); images and context are not texts.
 func (w *walker) ollamaChat(root int) {
 	w.eachMember(root, func(k, v int) {
-		if w.keyIs(k, "messages") {
+		switch {
+		case w.keyIs(k, "messages"):
 			w.at(k, v, RoleUnknown, w.ollamaMessages)
+		case w.keyIs(k, "tools"):
+			w.at(k, v, RoleSystem, w.definitions)
 		}
 	})
 }

@@ -8,8 +8,11 @@ package llmreq
 // the legacy function_call.arguments; each with the message's role.
 func (w *walker) openaiChat(root int) {
 	w.eachMember(root, func(k, v int) {
-		if w.keyIs(k, "messages") {
+		switch {
+		case w.keyIs(k, "messages"):
 			w.at(k, v, RoleUnknown, w.chatMessages)
+		case w.keyIs(k, "tools"), w.keyIs(k, "functions"):
+			w.at(k, v, RoleSystem, w.definitions)
 		}
 	})
 }
@@ -132,6 +135,8 @@ func (w *walker) openaiResponses(root int) {
 			w.at(k, v, RoleSystem, w.responsesInput)
 		case w.keyIs(k, "input"):
 			w.at(k, v, RoleUser, w.responsesInput)
+		case w.keyIs(k, "tools"):
+			w.at(k, v, RoleSystem, w.definitions)
 		case w.keyIs(k, "prompt"):
 			// A stored prompt's variables are substituted into it: user-supplied text.
 			w.at(k, v, RoleUser, func(v int, role string) { w.membersNamed(v, "variables", role, w.openaiContentValues) })

@@ -33,6 +33,9 @@ var openAIChatCases = []apiCase{
 			{"messages[1].content", RoleUser, "What's the weather like in Boston today?"},
 			{"messages[2].tool_calls[0].function.arguments", RoleAssistant, "{\n\"location\": \"Boston, MA\"\n}"},
 			{"messages[3].content", RoleTool, `{"temperature": 22, "unit": "celsius"}`},
+			{"tools[0].function.name", RoleSystem, "get_current_weather"},
+			{"tools[0].function.description", RoleSystem, "Get the current weather in a given location"},
+			{"tools[0].function.parameters.required[0]", RoleSystem, "location"},
 		},
 	},
 	{
@@ -67,6 +70,7 @@ var openAIChatCases = []apiCase{
 			{"messages[2].content", RoleFunction, `{"temperature": "22", "unit": "celsius", "description": "Sunny"}`},
 			{"messages[3].content[0].refusal", RoleAssistant, "I can't help with that."},
 			{"messages[3].refusal", RoleAssistant, "I can't help with that."},
+			{"functions[0].name", RoleSystem, "get_current_weather"},
 		},
 	},
 	{
@@ -185,6 +189,7 @@ var openAIResponsesCases = []apiCase{
 "previous_response_id":"resp_1","store":true}`,
 		api: OpenAIResponses,
 		texts: []want{
+			{"tools[0].name", RoleSystem, "get_weather"},
 			{"input[0].content", RoleUser, "What's the weather like in Paris today?"},
 			{"input[1].arguments", RoleAssistant, `{"location":"Paris, France"}`},
 			{"input[2].output", RoleTool, `{"temperature": "22"}`},

@@ -263,3 +263,27 @@ func intern(b []byte) string {
 	}
 	return string(b)
 }
+
+// definitions records the strings of tool definitions (names, descriptions, JSON schemas): the
+// provider renders them into the prompt, so they are instructions like a system prompt. The
+// values of "type" members (the tool kind, JSON-schema types) are vocabulary, not prose, and are
+// left out to keep the scan from drowning in "object" and "string".
+func (w *walker) definitions(i int, role string) {
+	switch w.kind(i) {
+	case kindString:
+		w.emit(i, role)
+	case kindArray:
+		w.eachElement(i, func(n, e int) {
+			if w.kind(e) < kindNumber {
+				w.atIndex(n, e, role, w.definitions)
+			}
+		})
+	case kindObject:
+		w.eachMember(i, func(k, v int) {
+			if w.kind(v) >= kindNumber || (w.kind(v) == kindString && w.keyIs(k, "type")) {
+				return
+			}
+			w.at(k, v, role, w.definitions)
+		})
+	}
+}
