@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/rulebook"
 )
 
 // Texts with known verdicts under the v1 rulebook.
@@ -429,5 +431,50 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("vars %v", res.vars)
 			}
 		})
+	}
+}
+
+// TestRulebookOption: a custom rulebook file replaces the embedded one, its
+// rules_id labels requests, and handlers with the same rulebook share one
+// compiled engine.
+func TestRulebookOption(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(rulebook.Default().Raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	for _, r := range doc["rules"].([]any) {
+		if r.(map[string]any)["id"] == "IO-4" {
+			kept = append(kept, r)
+		}
+	}
+	doc["rules"] = kept
+	doc["rules_id"] = "custom-rules/v1"
+	raw, _ := json.Marshal(doc)
+	path := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	fx := newFixture(t, &Firewall{Rulebook: path})
+	res := fx.do(t, post("/v1/chat/completions", chat(msg("user", malText))))
+	if !res.up.called || res.up.header.Get(HeaderVerdict) != "safe" || res.up.header.Get(HeaderRulebook) != "custom-rules/v1" {
+		t.Fatalf("custom rulebook without IO-1: %d %v", res.rec.Code, res.up.header)
+	}
+	res = fx.do(t, post("/v1/chat/completions", chat(msg("user", suspText))))
+	if res.up.header.Get(HeaderRules) != "IO-4" || string(res.up.body) != chat(msg("user", suspSan)) {
+		t.Fatalf("custom rulebook IO-4: %v %s", res.up.header, res.up.body)
+	}
+
+	same := newFixture(t, &Firewall{Rulebook: path, OnSuspicious: "log"})
+	if same.fw.engine != fx.fw.engine {
+		t.Error("two handlers with one rulebook compiled it twice")
+	}
+	if def := newFixture(t, &Firewall{}); def.fw.engine == fx.fw.engine {
+		t.Error("the custom rulebook's engine is the default one")
+	}
+
+	if err := (&Firewall{Rulebook: filepath.Join(t.TempDir(), "missing.json")}).Provision(fx.ctx); err == nil {
+		t.Error("a missing rulebook file provisioned")
 	}
 }
