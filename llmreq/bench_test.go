@@ -121,3 +121,19 @@ func TestBenchBodies(t *testing.T) {
 		checkTexts(t, body, r)
 	}
 }
+
+// TestParseAllocations pins the cost of the hot path: the Request, its Texts, one string for all
+// paths and one for all values, whatever the body's size (the index is pooled).
+func TestParseAllocations(t *testing.T) {
+	for _, size := range []int{4 << 10, 256 << 10} {
+		body := chatBody(size)
+		n := testing.AllocsPerRun(50, func() {
+			if _, err := Parse("/v1/chat/completions", body); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if n > 5 {
+			t.Errorf("%d-byte body: %.1f allocations per Parse, want at most 5", len(body), n)
+		}
+	}
+}

@@ -110,7 +110,8 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 		return nil, err
 	}
 	w := walker{t: t, body: body, path: t.path[:0], scratch: t.scratch[:0],
-		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
+		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0],
+		texts: make([]Text, 0, min(t.strVals, 1024))}
 	api := detect(urlPath, &w)
 	w.extract(api)
 	w.finish()

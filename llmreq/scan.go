@@ -39,7 +39,8 @@ type node struct {
 }
 
 type tape struct {
-	nodes []node
+	nodes   []node
+	strVals int // string values (not keys): a bound on the number of texts
 
 	// Buffers of the walker, pooled with the tape (see walker).
 	path, scratch, paths, values []byte
@@ -112,7 +113,7 @@ func quoteChar(c byte) string {
 
 // scan validates b as one JSON value and fills t.nodes.
 func (t *tape) scan(b []byte) error {
-	t.nodes = t.nodes[:0]
+	t.nodes, t.strVals = t.nodes[:0], 0
 	if len(b) >= math.MaxUint32 {
 		return syntaxErr(0, "body too large to index")
 	}
@@ -150,6 +151,7 @@ func (t *tape) value(b []byte, i, depth int) (int, error) {
 	}
 	switch c := b[i]; {
 	case c == '"':
+		t.strVals++
 		return t.str(b, i)
 	case c == '{':
 		return t.object(b, i, depth+1)

@@ -27,11 +27,6 @@ func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind }
 
 func (w *walker) next(i int) int { return int(w.t.nodes[i].next) }
 
-func (w *walker) raw(i int) []byte {
-	n := &w.t.nodes[i]
-	return w.body[n.start:n.end]
-}
-
 // decoded returns the value of string node i, in scratch space that the next call reuses.
 func (w *walker) decoded(i int) []byte {
 	n := &w.t.nodes[i]
