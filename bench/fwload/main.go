@@ -219,6 +219,10 @@ func run(url string, body []byte, conns int, d time.Duration) stats {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var errs atomic.Int64
+	var firstErr sync.Once
+	report := func(what string) {
+		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "%s: first error: %s\n", url, what) })
+	}
 	lat := make([][]time.Duration, conns)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -233,12 +237,14 @@ func run(url string, body []byte, conns int, d time.Duration) stats {
 				resp, err := client.Do(req)
 				if err != nil {
 					errs.Add(1)
+					report(err.Error())
 					continue
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode != 200 {
 					errs.Add(1)
+					report(resp.Status)
 					continue
 				}
 				if ctx.Err() == nil {
