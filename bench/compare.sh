@@ -6,7 +6,9 @@
 # in CORPORA_DIR (default: ../shared/corpora beside the repository). Runs are
 # interleaved, best of RUNS (default 3) for each; both outputs must be
 # identical byte for byte. MB are 10^6 bytes of the corpus file; the ratio is
-# Go throughput / V8 throughput. Needs bash, coreutils, go and node.
+# Go throughput / V8 throughput (wall clock, process start included); the CPU
+# columns (user + system, best run) help on a busy machine. Needs bash,
+# coreutils, go and node.
 # CADDY=path uses an already built binary instead of building one.
 set -euo pipefail
 
@@ -26,9 +28,6 @@ if [ -z "$caddy" ]; then
 fi
 js="$root/engine/jsref/scan-jsonl.js"
 
-# now_ns prints a monotonic-enough wall clock in nanoseconds.
-now_ns() { date +%s%N; }
-
 # fixed N SCALE DECIMALS prints N/SCALE with DECIMALS digits (integers only).
 fixed() {
 	local n=$1 scale=$2 d=$3 p=1 i
@@ -37,18 +36,22 @@ fixed() {
 	if ((d == 0)); then printf '%d' "$v"; else printf '%d.%0*d' $((v / p)) "$d" $((v % p)); fi
 }
 
-# timed OUT CMD... runs CMD with the corpus on stdin and prints its nanoseconds.
+# timed OUT CMD... runs CMD with the corpus on stdin and prints its wall clock
+# and CPU (user + system) milliseconds, from bash's own `time`.
 timed() {
-	local out=$1 t0 t1
+	local out=$1 TIMEFORMAT='%3R %3U %3S' t real user sys
 	shift
-	t0=$(now_ns)
-	"$@" <"$corpus" >"$out"
-	t1=$(now_ns)
-	echo $((t1 - t0))
+	t=$({ time "$@" <"$corpus" >"$out" 2>"$tmp/stderr"; } 2>&1) || {
+		echo "$* failed on $corpus:" >&2
+		cat "$tmp/stderr" >&2
+		exit 1
+	}
+	read -r real user sys <<<"$t"
+	echo $((10#${real/./})) $((10#${user/./} + 10#${sys/./}))
 }
 
 status=0
-printf '%-28s %8s %8s %9s %9s %9s %9s %7s\n' corpus records MB go_s v8_s go_MB/s v8_MB/s ratio
+printf '%-26s %7s %6s %7s %7s %8s %8s %7s %8s %8s %7s\n' corpus records MB go_s v8_s go_MB/s v8_MB/s ratio go_cpu_s v8_cpu_s cpu_rat
 shopt -s nullglob
 files=("$corpora"/*.jsonl)
 [ ${#files[@]} -gt 0 ] || { echo "no *.jsonl in $corpora" >&2; exit 2; }
@@ -57,13 +60,18 @@ for corpus in "${files[@]}"; do
 	records=$(grep -c . "$corpus" || true)
 	bytes=$(wc -c <"$corpus")
 	cat "$corpus" >/dev/null # warm the page cache
-	best_go=0 best_js=0
+	go_ms=0 js_ms=0 go_cpu=0 js_cpu=0
 	for ((r = 0; r < runs; r++)); do
-		t=$(timed "$tmp/go.out" "$caddy" prompt-scan --jsonl)
-		((best_go == 0 || t < best_go)) && best_go=$t
-		t=$(timed "$tmp/js.out" node "$js")
-		((best_js == 0 || t < best_js)) && best_js=$t
+		res=$(timed "$tmp/go.out" "$caddy" prompt-scan --jsonl) # a failure ends the script
+		read -r wall cpu <<<"$res"
+		((go_ms == 0 || wall < go_ms)) && go_ms=$wall
+		((go_cpu == 0 || cpu < go_cpu)) && go_cpu=$cpu
+		res=$(timed "$tmp/js.out" node "$js")
+		read -r wall cpu <<<"$res"
+		((js_ms == 0 || wall < js_ms)) && js_ms=$wall
+		((js_cpu == 0 || cpu < js_cpu)) && js_cpu=$cpu
 	done
+	go_ms=$((go_ms > 0 ? go_ms : 1)) js_ms=$((js_ms > 0 ? js_ms : 1)) go_cpu=$((go_cpu > 0 ? go_cpu : 1))
 	if ! cmp -s "$tmp/go.out" "$tmp/js.out"; then
 		status=1
 		echo "$name: the outputs differ (first differing line of each below)" >&2
@@ -72,11 +80,12 @@ for corpus in "${files[@]}"; do
 		echo "go: $(sed -n "${line}p" "$tmp/go.out" | cut -c1-2000)" >&2
 		echo "v8: $(sed -n "${line}p" "$tmp/js.out" | cut -c1-2000)" >&2
 	fi
-	# MB/s = bytes / 10^6 / (ns / 10^9) = bytes * 1000 / ns
-	printf '%-28s %8d %8s %9s %9s %9s %9s %6sx\n' "$name" "$records" \
+	# MB/s = bytes / 10^6 / (ms / 10^3) = bytes / ms / 1000
+	printf '%-26s %7d %6s %7s %7s %8s %8s %6sx %8s %8s %6sx\n' "$name" "$records" \
 		"$(fixed "$bytes" 1000000 2)" \
-		"$(fixed "$best_go" 1000000000 3)" "$(fixed "$best_js" 1000000000 3)" \
-		"$(fixed $((bytes * 1000)) "$best_go" 1)" "$(fixed $((bytes * 1000)) "$best_js" 1)" \
-		"$(fixed "$best_js" "$best_go" 2)"
+		"$(fixed "$go_ms" 1000 3)" "$(fixed "$js_ms" 1000 3)" \
+		"$(fixed "$bytes" $((go_ms * 1000)) 1)" "$(fixed "$bytes" $((js_ms * 1000)) 1)" \
+		"$(fixed "$js_ms" "$go_ms" 2)" \
+		"$(fixed "$go_cpu" 1000 3)" "$(fixed "$js_cpu" 1000 3)" "$(fixed "$js_cpu" "$go_cpu" 2)"
 done
 exit $status
