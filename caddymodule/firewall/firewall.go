@@ -73,10 +73,12 @@ const (
 // and sets the placeholders {http.vars.prompt_firewall.verdict}, .rules and
 // .action.
 //
-// Bodies with the media types of file uploads (multipart/form-data,
-// application/octet-stream, audio/*, image/*, video/*) are not scanned:
-// they are not message text. Every other body must be JSON, else the request
-// is refused with 400: a firewall fails closed.
+// Every request with a body is scanned, whatever its method; requests
+// without one pass unlabelled. Bodies with the media types of file uploads
+// (multipart/*, application/octet-stream, audio/*, image/*, video/*) pass
+// unscanned and unbuffered: they are not message text. Every other body
+// must be JSON, else the request is refused with 400: a firewall fails
+// closed.
 type Firewall struct {
 	// Rulebook is the path of a rulebook file of the published schema.
 	// Default: the embedded prompt-injection-rules/v1.
@@ -257,7 +259,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	action := f.actionFor(out.verdict)
 	f.label(r, out, action)
 	if out.verdict != engine.Safe {
-		f.logFlagged(req, out, action)
+		f.logFlagged(r, req, out, action)
 	}
 
 	switch action {

@@ -310,7 +310,7 @@ func TestRoles(t *testing.T) {
 func TestShadowModeForwardsAndLabels(t *testing.T) {
 	fx := newFixture(t, &Firewall{OnMalicious: "log", OnSuspicious: "log"})
 	body := chat(msg("user", malText))
-	res := fx.do(t, post("/v1/chat/completions", body))
+	res := fx.do(t, post("/v1/chat/completions?key=SECRET-API-KEY", body))
 	if !res.up.called || string(res.up.body) != body {
 		t.Fatalf("shadow mode changed or stopped the request: %d %s", res.rec.Code, res.up.body)
 	}
@@ -327,6 +327,7 @@ func TestShadowModeForwardsAndLabels(t *testing.T) {
 	}
 	var entry struct {
 		Level, Msg, Verdict, Action, API string
+		URIPath                          string `json:"uri_path"`
 		Rules, Categories                []string
 		Texts                            []struct {
 			Path  string
@@ -338,6 +339,9 @@ func TestShadowModeForwardsAndLabels(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &entry); err != nil {
 		t.Fatal(err)
+	}
+	if entry.URIPath != "/v1/chat/completions" || strings.Contains(fx.logs.String(), "SECRET-API-KEY") {
+		t.Errorf("the entry's path %q, or the query's key is in the log", entry.URIPath)
 	}
 	if entry.Level != "warn" || entry.Verdict != "malicious" || entry.Action != "log" || entry.API != "openai.chat" ||
 		strings.Join(entry.Rules, ",") != "IO-1,EX-1,EX-2" || strings.Join(entry.Categories, ",") != "instruction_override,exfiltration" {

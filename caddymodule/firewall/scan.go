@@ -1,6 +1,9 @@
 package firewall
 
 import (
+	"net"
+	"net/http"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -83,13 +86,21 @@ func (o *outcome) param() string {
 }
 
 // logFlagged writes the one warn entry of a flagged request: what matched
-// and where, never the text.
-func (f *Firewall) logFlagged(req *llmreq.Request, o *outcome, action string) {
+// and where, never the text. The URL's path is logged without its query,
+// which may hold an API key (Gemini's ?key=).
+func (f *Firewall) logFlagged(r *http.Request, req *llmreq.Request, o *outcome, action string) {
 	c := f.logger.Check(zapcore.WarnLevel, "prompt injection detected")
 	if c == nil {
 		return
 	}
+	ip, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		ip = r.RemoteAddr
+	}
 	c.Write(
+		zap.String("remote_ip", ip),
+		zap.String("host", r.Host),
+		zap.String("uri_path", r.URL.Path),
 		zap.String("verdict", string(o.verdict)),
 		zap.String("action", action),
 		zap.String("api", string(req.API)),
