@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
 )
 
 // member is one top-level member of a JSON object line.
@@ -103,25 +102,6 @@ func skipValue(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// jsonString decodes a JSON string token. The common case, no escapes and
-// valid UTF-8, is the bytes themselves; anything else goes through
-// encoding/json so that invalid UTF-8 and lone surrogates become U+FFFD
-// exactly as the HTTP endpoints read them.
-func jsonString(tok []byte) ([]byte, bool) {
-	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
-		return nil, false
-	}
-	inner := tok[1 : len(tok)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return inner, true
-	}
-	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return nil, false
-	}
-	return []byte(s), true
 }
 
 // appendCompact appends a JSON value without insignificant white space.

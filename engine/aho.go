@@ -7,7 +7,7 @@ package engine
 type ahoCorasick struct {
 	k     int      // columns: classes of the alphabet
 	col   [128]int // byte -> column
-	delta []uint32 // state*k + column -> next state, hasOut in the top bit
+	delta []uint32 // state*k + column -> next state*k, hasOut in the top bit
 	outAt []int32  // state -> start of its outputs in outs
 	outs  []int32  // literal ids ending at each state (suffix links folded in)
 }
@@ -66,10 +66,13 @@ func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
 		ac.outs = append(ac.outs, nodes[s].out...)
 	}
 	ac.outAt[len(nodes)] = int32(len(ac.outs))
+	// Entries hold the next state's row offset (state*k), so the scan loop
+	// does no multiplication.
 	for i, v := range ac.delta {
 		t := v &^ hasOut
+		ac.delta[i] = t * uint32(k)
 		if ac.outAt[t] != ac.outAt[t+1] {
-			ac.delta[i] = t | hasOut
+			ac.delta[i] |= hasOut
 		}
 	}
 	return ac
@@ -78,12 +81,14 @@ func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
 // scan calls found(end, lit) for every occurrence of every literal, where
 // end is the index just past the occurrence.
 func (ac *ahoCorasick) scan(text []byte, found func(end int, lit int32)) {
-	s := uint32(0)
+	row := uint32(0)
 	k := uint32(ac.k)
+	delta, col := ac.delta, &ac.col
 	for i, b := range text {
-		v := ac.delta[s*k+uint32(ac.col[b&0x7F])]
-		s = v &^ hasOut
+		v := delta[row+uint32(col[b&0x7F])]
+		row = v &^ hasOut
 		if v&hasOut != 0 {
+			s := row / k
 			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 				found(i+1, lit)
 			}

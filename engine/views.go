@@ -58,6 +58,21 @@ func (e *Engine) collect(st *scanState) {
 	enc := st.enc
 	var flags uint8
 	run, longRun := 0, false
+	if t.ascii {
+		// The common case, without the unit decoding of t.at.
+		for i, b := range t.raw {
+			enc[i] = c.ascii[b]
+			f := unitFlags[b]
+			flags |= f
+			if f&fB64 != 0 {
+				run++
+				longRun = longRun || run >= 16
+			} else {
+				run = 0
+			}
+		}
+		n = 0 // skip the general loop
+	}
 	for i := 0; i < n; i++ {
 		u := t.at(i)
 		var f uint8
@@ -77,6 +92,7 @@ func (e *Engine) collect(st *scanState) {
 			run = 0
 		}
 	}
+	n = t.len()
 	emit := func(view uint8, rule, s, end int) {
 		st.spans = append(st.spans, span{rule: int32(rule), start: int32(s), end: int32(end), views: view})
 	}
