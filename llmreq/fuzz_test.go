@@ -42,6 +42,13 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("API %q has no family", r.API)
 		}
 		checkTexts(t, body, r)
+		if r.API == Generic && !hasDuplicateKeys(body) {
+			// The fallback misses no string.
+			tree, _ := decodeTree(body)
+			if n := countStrings(tree); n != len(r.Texts) {
+				t.Fatalf("generic: %d texts, the body has %d string values", len(r.Texts), n)
+			}
+		}
 		if out := r.Rewrite(nil); !bytes.Equal(out, body) {
 			t.Fatalf("Rewrite(nil) changed the body")
 		}
@@ -129,4 +136,24 @@ func FuzzRewrite(f *testing.F) {
 		}
 		checkTexts(t, out, r2)
 	})
+}
+
+func countStrings(v any) int {
+	switch v := v.(type) {
+	case string:
+		return 1
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += countStrings(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for _, e := range v {
+			n += countStrings(e)
+		}
+		return n
+	}
+	return 0
 }

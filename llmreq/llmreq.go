@@ -1,10 +1,35 @@
-// Package llmreq finds the texts of LLM API request bodies (OpenAI Chat Completions, Responses,
-// legacy completions and embeddings, Anthropic Messages, Gemini, Ollama, and any other JSON) and
-// rewrites chosen texts while keeping every other byte of the body as it was.
+// Package llmreq finds the texts of LLM API request bodies and rewrites chosen texts while keeping
+// every other byte of the body as it was.
 //
 // Parse validates the body exactly as encoding/json does (it accepts what json.Valid accepts,
 // nesting beyond MaxDepth aside) in one pass that records where each JSON value sits, then walks
 // that index with the rules of the detected API. No map[string]any tree is built.
+//
+// What is a text, by API (paths as in Text.Path; role in parentheses, "msg" = the message's):
+//
+//   - OpenAI Chat: messages[i].content (string, or parts text/refusal), messages[i].refusal,
+//     tool_calls[j].function.arguments, tool_calls[j].custom.input, function_call.arguments (msg);
+//     tools and functions definitions (system).
+//   - OpenAI Responses: instructions (system), input string (user), input items: messages'
+//     content (msg), function_call/custom_tool_call arguments and input (assistant), reasoning
+//     summary (assistant), every *_output item's output (tool), other *_call items (assistant);
+//     prompt.variables (user); tools (system).
+//   - Legacy completions: prompt, suffix (user). Embeddings: input (user). Token arrays are numbers.
+//   - Anthropic Messages: system (system); messages[i].content string and text blocks (msg);
+//     document text/content sources, title, context (msg); tool_use input (msg); tool_result and
+//     server tool results (tool); thinking (msg); tools (system).
+//   - Gemini: contents[i].parts[j].text (user, model = assistant), functionCall.args (msg),
+//     functionResponse.response and codeExecutionResult.output (tool), systemInstruction (system),
+//     tools (system); camelCase and snake_case names alike.
+//   - Ollama: /api/chat messages (content, thinking, tool_calls arguments; msg), tools (system);
+//     /api/generate prompt and suffix (user), system and template (system).
+//   - Anything else: every string value (RoleUnknown).
+//
+// Media (image_url, input_audio, file data, inline_data, base64 and URL sources) is not text.
+// Keys are matched as encoding/json matches struct fields (case-insensitively), duplicate keys
+// are all visited, a message whose role is missing, unknown or given twice differently is
+// RoleUnknown, and a part or block of a shape the rules do not know has every string scanned:
+// an unexpected shape costs precision, never coverage.
 package llmreq
 
 import (

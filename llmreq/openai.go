@@ -189,8 +189,8 @@ func (w *walker) responsesItem(it int, defRole string) {
 	case "reasoning":
 		w.membersNamed(it, "summary", RoleAssistant, w.openaiContent)
 		w.membersNamed(it, "content", RoleAssistant, w.openaiContent)
-	case "item_reference", "computer_call_output":
-		// an id; a screenshot
+	case "item_reference":
+		// an id
 	default:
 		switch {
 		case hasSuffix(typ, "_output"):
