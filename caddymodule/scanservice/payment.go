@@ -116,7 +116,7 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 		// The transaction may have been sent and may still land: the
 		// key stays reserved, so the same payment can never buy a
 		// second answer, and no result is given for this one.
-		h.unavailable(w, "settling a payment", err)
+		h.unsettled(w, checked, err)
 		return
 	}
 	if !sr.Success {
@@ -207,7 +207,20 @@ func (h *Handler) unavailable(w http.ResponseWriter, what string, err error) {
 	h.logger.Warn("facilitator unavailable", zap.String("while", what), zap.Error(err))
 	w.Header().Set("Retry-After", "5")
 	writeError(w, http.StatusServiceUnavailable, codeFacilitatorUnavail,
-		"the payment facilitator is unavailable; nothing was charged for this answer, try again shortly")
+		"the payment facilitator is unavailable; no payment was taken, try again shortly")
+}
+
+// unsettled answers 503 when settlement was asked for but its outcome is
+// unknown: no result is given, and the payment cannot be used again.
+func (h *Handler) unsettled(w http.ResponseWriter, c *x402.Checked, err error) {
+	h.metrics.payment(outcomeUnavailable)
+	// Payer and payment key let the operator find the transaction on
+	// chain and make good if it landed.
+	h.logger.Warn("facilitator unavailable", zap.String("while", "settling a payment"),
+		zap.String("payer", c.Payer), zap.String("payment_key", c.Key), zap.Error(err))
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, codeFacilitatorUnavail,
+		"the payment facilitator did not confirm the settlement; no result is given and this payment cannot be used again; if it settled, the operator can find it by your wallet address")
 }
 
 func (h *Handler) unavailableStore(w http.ResponseWriter, err error) {
