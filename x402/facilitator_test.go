@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,6 +17,7 @@ import (
 // fakeFacilitator answers with a fixed status and body and records what it
 // was sent.
 type fakeFacilitator struct {
+	mu     sync.Mutex // the handler of a timed-out call may still run
 	status int
 	body   string
 	delay  time.Duration
@@ -25,18 +27,28 @@ type fakeFacilitator struct {
 }
 
 func (f *fakeFacilitator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	got, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
 	f.method, f.path = r.Method, r.URL.Path
 	f.auth, f.contentType = r.Header.Get("Authorization"), r.Header.Get("Content-Type")
-	f.got, _ = io.ReadAll(r.Body)
-	if f.delay > 0 {
+	f.got = got
+	delay, status, body := f.delay, f.status, f.body
+	f.mu.Unlock()
+	if delay > 0 {
 		select {
-		case <-time.After(f.delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
 	}
-	w.WriteHeader(f.status)
-	io.WriteString(w, f.body)
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+func (f *fakeFacilitator) set(delay time.Duration, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delay, f.body = delay, body
 }
 
 func startFake(t *testing.T, status int, body string) (*fakeFacilitator, *Facilitator) {
@@ -177,7 +189,7 @@ func TestFacilitatorUnavailable(t *testing.T) {
 func TestFacilitatorTimeouts(t *testing.T) {
 	p, req := testPayload(t)
 	f, c := startFake(t, 200, `{"isValid":true}`)
-	f.delay = 2 * time.Second
+	f.set(2*time.Second, f.body)
 	c.Timeout = 100 * time.Millisecond
 	start := time.Now()
 	_, err := c.Verify(context.Background(), p, req)
@@ -188,8 +200,7 @@ func TestFacilitatorTimeouts(t *testing.T) {
 		t.Fatalf("verify returned after %v, its timeout is 100ms", d)
 	}
 	// Settlement has its own, longer budget; a cancelled caller also ends it.
-	f.body = `{"success":true,"transaction":"t"}`
-	f.delay = 300 * time.Millisecond
+	f.set(300*time.Millisecond, `{"success":true,"transaction":"t"}`)
 	c.SettleTimeout = 2 * time.Second
 	if s, err := c.Settle(context.Background(), p, req); err != nil || !s.Success {
 		t.Fatalf("settle within SettleTimeout: %+v, %v", s, err)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +40,19 @@ type seller struct {
 	headers []string
 	checked []*Checked
 	verify  []*VerifyResponse
-	settle  []*SettleResponse
+}
+
+func (s *seller) setBeforeSettle(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beforeSettle = f
+}
+
+// seen returns copies of what the seller recorded so far.
+func (s *seller) seen() (headers []string, checked []*Checked, verify []*VerifyResponse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.headers...), append([]*Checked(nil), s.checked...), append([]*VerifyResponse(nil), s.verify...)
 }
 
 func (s *seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -97,17 +110,17 @@ func (s *seller) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		required(v.InvalidReason)
 		return
 	}
-	if s.beforeSettle != nil {
-		s.beforeSettle()
+	s.mu.Lock()
+	hook := s.beforeSettle
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
 	}
 	st, err := s.fac.Settle(r.Context(), p, req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	s.mu.Lock()
-	s.settle = append(s.settle, st)
-	s.mu.Unlock()
 	w.Header().Set(HeaderPaymentResponse, st.Header())
 	if !st.Success {
 		w.WriteHeader(http.StatusPaymentRequired)
@@ -168,8 +181,8 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	if !pr.Success || pr.Payer != ln.Payer || pr.Network != Mainnet.CAIP2 || pr.Transaction == "" {
 		t.Fatalf("PAYMENT-RESPONSE %+v", pr)
 	}
-	if len(s.checked) != 1 || s.checked[0].Payer != ln.Payer || s.checked[0].Amount != 10000 {
-		t.Fatalf("local checks saw %+v", s.checked)
+	if _, checked, _ := s.seen(); len(checked) != 1 || checked[0].Payer != ln.Payer || checked[0].Amount != 10000 {
+		t.Fatalf("local checks saw %+v", checked)
 	}
 	if got := ln.TokenBalance(t, ln.PayToTokenAccount); got != merchant0+10000 {
 		t.Fatalf("merchant holds %d, want %d", got, merchant0+10000)
@@ -203,7 +216,8 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	if res.Status != http.StatusPaymentRequired {
 		t.Fatalf("unfunded payment: %+v", res)
 	}
-	last := s.verify[len(s.verify)-1]
+	headers, _, verified := s.seen()
+	last := verified[len(verified)-1]
 	if last.IsValid || last.InvalidReason != ReasonSimulationFailed {
 		t.Fatalf("unfunded verify: %+v", last)
 	}
@@ -213,7 +227,7 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	if got := ln.TokenBalance(t, ln.UnfundedTokenAccount); got != unfunded0 {
 		t.Fatalf("unfunded account changed to %d", got)
 	}
-	unfundedHeader := s.headers[len(s.headers)-1]
+	unfundedHeader := headers[len(headers)-1]
 
 	// 4. A seller that sets extra.memo: the client writes it, the checks and
 	// the facilitator accept it.
@@ -234,9 +248,9 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	// settlement fails for real, the seller answers 402 with PAYMENT-RESPONSE
 	// success false, and nothing moves.
 	payerNow := ln.TokenBalance(t, ln.PayerTokenAccount)
-	s.beforeSettle = func() { ln.SetTokenBalance(t, ln.PayerTokenAccount, 0) }
+	s.setBeforeSettle(func() { ln.SetTokenBalance(t, ln.PayerTokenAccount, 0) })
 	res = ln.Pay(t, srv.URL+"/scan", ln.PayerSecret, "")
-	s.beforeSettle = nil
+	s.setBeforeSettle(nil)
 	if res.Status != http.StatusPaymentRequired {
 		t.Fatalf("payment drained before settlement: %+v", res)
 	}
@@ -244,7 +258,7 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	if err := json.Unmarshal(res.PaymentResponse, &failed); err != nil || failed.Success || failed.ErrorReason == "" {
 		t.Fatalf("PAYMENT-RESPONSE of a failed settlement %s: %v", res.PaymentResponse, err)
 	}
-	if last := s.verify[len(s.verify)-1]; !last.IsValid {
+	if _, _, verified := s.seen(); !verified[len(verified)-1].IsValid {
 		t.Fatalf("verify before the drain should pass: %+v", last)
 	}
 	if got := ln.TokenBalance(t, ln.PayToTokenAccount); got != merchant0+20000 {
@@ -252,6 +266,11 @@ func TestRealClientPaysThroughLocalFacilitator(t *testing.T) {
 	}
 	ln.SetTokenBalance(t, ln.PayerTokenAccount, payerNow)
 	t.Logf("settlement after the drain: %s", failed.ErrorReason)
+
+	// Every RPC call the client and the facilitator made is implemented.
+	if strings.Contains(ln.Log(), "unknown RPC method") {
+		t.Fatalf("the chain was asked for methods it does not serve:\n%s", ln.Log())
+	}
 
 	if *record {
 		recs := []recorded{
