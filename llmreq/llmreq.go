@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // API names the request family, detected from the URL path and the body's shape.
@@ -98,7 +99,12 @@ type Request struct {
 	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it, so the caller
 	// must not modify it while the Request is in use.
 	body []byte
+	// lits are where the literals of the texts sit, in body order, kept apart from Texts so a
+	// caller that filters or reorders Texts cannot make Rewrite splice out of order.
+	lits []span
 }
+
+type span struct{ start, end int }
 
 // Errors, to be wrapped with detail (position) and tested with errors.Is.
 var (
@@ -147,36 +153,50 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	if !slices.IsSortedFunc(w.texts, byStart) {
 		slices.SortStableFunc(w.texts, byStart)
 	}
-	return &Request{API: api, Texts: w.texts, body: body}, nil
+	lits := make([]span, len(w.texts))
+	for i, x := range w.texts {
+		lits[i] = span{x.start, x.end}
+	}
+	return &Request{API: api, Texts: w.texts, body: body, lits: lits}, nil
 }
 
 // Rewrite returns a new body in which Texts[i] is replaced by repl[i] for every i in repl, encoded
 // as a JSON string; every other byte of the original body is kept exactly. With an empty repl it
-// returns the original bytes unchanged. Indexes outside Texts are ignored.
+// returns the original bytes unchanged.
+//
+// Indexes are those of Texts as Parse returned it; indexes outside it are ignored. A replacement
+// equal to the text's Value keeps the original literal (its escapes included), so a caller may pass
+// every text, changed or not, and only the changed ones are re-encoded. (A literal holding invalid
+// UTF-8 is re-encoded all the same: the upstream then gets the U+FFFD that was scanned, not bytes
+// a lax decoder might read as something else, such as an overlong '/'.)
 func (r *Request) Rewrite(repl map[int]string) []byte {
 	if len(repl) == 0 {
 		return r.body
 	}
 	size := len(r.body)
 	for i, s := range repl {
-		if i >= 0 && i < len(r.Texts) {
-			size += len(s) + 2 - (r.Texts[i].end - r.Texts[i].start)
+		if i >= 0 && i < len(r.lits) {
+			size += len(s) + 2 - (r.lits[i].end - r.lits[i].start)
 		}
 	}
-	if size < 0 {
-		size = 0
-	}
-	out := make([]byte, 0, size+size/16)
+	out := make([]byte, 0, max(size+size/16, len(r.body)))
 	prev := 0
-	for i := range r.Texts {
+	for i, l := range r.lits {
 		s, ok := repl[i]
-		if !ok {
+		if !ok || r.unchanged(i, s) {
 			continue
 		}
-		t := &r.Texts[i]
-		out = append(out, r.body[prev:t.start]...)
+		out = append(out, r.body[prev:l.start]...)
 		out = appendQuoted(out, s)
-		prev = t.end
+		prev = l.end
 	}
 	return append(out, r.body[prev:]...)
+}
+
+// unchanged reports whether replacement s of text i can keep the original literal.
+func (r *Request) unchanged(i int, s string) bool {
+	if i >= len(r.Texts) || r.Texts[i].start != r.lits[i].start || s != r.Texts[i].Value {
+		return false
+	}
+	return utf8.Valid(r.body[r.lits[i].start:r.lits[i].end])
 }

@@ -47,8 +47,16 @@ func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 	if got := string(r.Rewrite(map[int]string{1: "b"})); got != `["a",  "b" ,"c\u0041"]` {
 		t.Fatalf("got %s", got)
 	}
-	if got := string(r.Rewrite(map[int]string{2: "cA"})); got != `["a",  "b" ,"cA"]` {
-		t.Fatalf("an escaped text rewritten with its value is re-encoded plainly: %s", got)
+	if got := string(r.Rewrite(map[int]string{2: "cA"})); got != `["a",  "b" ,"c\u0041"]` {
+		t.Fatalf("a text rewritten with its own value keeps its literal: %s", got)
+	}
+	if got := string(r.Rewrite(map[int]string{2: "cB"})); got != `["a",  "b" ,"cB"]` {
+		t.Fatalf("a changed text is re-encoded: %s", got)
+	}
+	// Callers may filter or reorder Texts; indexes still mean the texts as parsed.
+	r.Texts = []Text{r.Texts[2], r.Texts[0]}
+	if got := string(r.Rewrite(map[int]string{0: "A", 2: "C"})); got != `["A",  "b" ,"C"]` {
+		t.Fatalf("after reordering Texts: %s", got)
 	}
 }
 
