@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"maps"
@@ -187,6 +188,33 @@ func TestTamperedRecordedTransaction(t *testing.T) {
 		i := len(tx.MessageBytes) - len(tail(tx.Message)) - 32
 		_, err := CheckExactSVM(mutate(func(w []byte) []byte { w[msgOff+i] ^= 0x80; return w }), r.Requirements)
 		wantReason(t, err, ReasonSignatureInvalid)
+	})
+	keyOffset := func(k PublicKey) int {
+		i := bytes.Index(tx.MessageBytes, k[:])
+		if i < 0 {
+			t.Fatalf("key %s not in the message", k)
+		}
+		return msgOff + i
+	}
+	replaceKey := func(w []byte, at int) []byte { other := newWallet(t).pub; copy(w[at:at+32], other[:]); return w }
+	t.Run("mint key in the signed message", func(t *testing.T) {
+		at := keyOffset(mustPublicKey(Mainnet.USDCMint))
+		_, err := CheckExactSVM(mutate(func(w []byte) []byte { return replaceKey(w, at) }), r.Requirements)
+		wantReason(t, err, ReasonSignatureInvalid)
+	})
+	t.Run("destination key in the signed message", func(t *testing.T) {
+		ata, err := AssociatedTokenAddress(mustPublicKey(r.Requirements.PayTo), TokenProgram, mustPublicKey(Mainnet.USDCMint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := keyOffset(ata)
+		_, err = CheckExactSVM(mutate(func(w []byte) []byte { return replaceKey(w, at) }), r.Requirements)
+		wantReason(t, err, ReasonSignatureInvalid)
+	})
+	t.Run("fee payer key replaced", func(t *testing.T) {
+		at := keyOffset(mustPublicKey(r.Requirements.FeePayer()))
+		_, err := CheckExactSVM(mutate(func(w []byte) []byte { return replaceKey(w, at) }), r.Requirements)
+		wantReason(t, err, ReasonFeePayerMismatch)
 	})
 	t.Run("extra instruction", func(t *testing.T) {
 		extra := reencode(t, tx, func(m *Message) {
