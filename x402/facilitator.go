@@ -28,7 +28,8 @@ const (
 // maxFacilitatorBody bounds what is read from a facilitator.
 const maxFacilitatorBody = 1 << 20
 
-// Facilitator is a client of an x402 facilitator's HTTP API.
+// Facilitator is a client of an x402 facilitator's HTTP API. It holds no
+// state of its own and is safe for concurrent use.
 type Facilitator struct {
 	URL    string      // base URL; the paths /supported, /verify, /settle are appended
 	Header http.Header // sent with every request, e.g. Authorization
@@ -99,6 +100,17 @@ func (f *Facilitator) Supported(ctx context.Context) (*Supported, error) {
 		return nil, fmt.Errorf("%w: /supported lists no kinds", ErrUnavailable)
 	}
 	return &s, nil
+}
+
+// FeePayer asks /supported for the fee payer of x402 v2 "exact" payments on
+// network (a CAIP-2 id): the value for extra.feePayer when the configuration
+// does not name one.
+func (f *Facilitator) FeePayer(ctx context.Context, network string) (string, error) {
+	s, err := f.Supported(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.FeePayer(network)
 }
 
 // Verify asks the facilitator whether the payment is valid (it simulates the

@@ -87,6 +87,9 @@ func TestFacilitatorSupported(t *testing.T) {
 	if _, err := s.FeePayer("solana"); err == nil {
 		t.Fatal("a v1 kind was used")
 	}
+	if fp, err := c.FeePayer(context.Background(), Mainnet.CAIP2); err != nil || fp != Mainnet.USDCMint {
+		t.Fatalf("Facilitator.FeePayer = %q, %v", fp, err)
+	}
 }
 
 func TestFacilitatorVerifySendsPayloadAsReceived(t *testing.T) {
