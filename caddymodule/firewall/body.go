@@ -16,6 +16,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// maxPrealloc bounds the buffer allocated for a body before its bytes come.
+const maxPrealloc = 1 << 20
+
 // failure is a request the firewall refuses before scanning. Its code and
 // message go to the client in the API family's error shape; neither ever
 // holds request text.
@@ -102,14 +105,7 @@ func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw
 	if fe != nil {
 		return nil, nil, false, fe
 	}
-	if contentLength > 0 {
-		// net/http already holds the client to its Content-Length, and
-		// ServeHTTP refused one above max: read it in one allocation.
-		raw = make([]byte, contentLength)
-		if _, err := io.ReadFull(r, raw); err != nil {
-			return nil, nil, false, err
-		}
-	} else if raw, err = readLimited(r, max); err != nil {
+	if raw, err = readLimited(r, contentLength, max); err != nil {
 		return nil, nil, false, err
 	}
 	if len(codings) == 0 || len(raw) == 0 {
@@ -125,9 +121,17 @@ func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw
 	return raw, body, true, nil
 }
 
-// readLimited reads r to its end, failing with 413 past max bytes.
-func readLimited(r io.Reader, max int64) ([]byte, error) {
+// readLimited reads r to its end, failing with 413 past max bytes. sizeHint
+// (a Content-Length, or -1) sizes the first allocation, but at most
+// maxPrealloc: memory grows with the bytes that really arrive, so a client
+// that declares 16 MiB and sends slowly cannot make every connection hold
+// 16 MiB at once.
+func readLimited(r io.Reader, sizeHint, max int64) ([]byte, error) {
 	var buf bytes.Buffer
+	if sizeHint > 0 {
+		// +1: ReadFrom wants room to see EOF without growing again.
+		buf.Grow(int(min(sizeHint, maxPrealloc)) + 1)
+	}
 	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
@@ -170,7 +174,7 @@ func decode(coding string, in []byte, max int64) ([]byte, error) {
 		defer zr.Close()
 		dec = zr
 	}
-	out, err := readLimited(dec, max)
+	out, err := readLimited(dec, int64(len(in))*4, max)
 	if err != nil {
 		var fe *failure
 		if errors.As(err, &fe) {
