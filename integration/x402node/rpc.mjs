@@ -3,6 +3,7 @@
 // stderr and answered with JSON-RPC "method not found" so that a new call in a
 // later package version shows up instead of silently misbehaving.
 import {
+  isAddress,
   getBase58Decoder,
   getBase64Encoder,
   getTransactionDecoder,
@@ -67,6 +68,15 @@ export function txErrorJSON(err) {
   return String(err);
 }
 
+// addr checks an address parameter, so that a bad one is the caller's
+// error (-32602) and not an internal one.
+function addr(a) {
+  if (typeof a !== "string" || !isAddress(a)) {
+    throw new RpcError(-32602, `Invalid param: ${JSON.stringify(a)} is not a base58 address`);
+  }
+  return a;
+}
+
 function b64ToBytes(s) {
   if (typeof s !== "string") throw new RpcError(-32602, "transaction must be a string");
   return new Uint8Array(getBase64Encoder().encode(s));
@@ -91,8 +101,8 @@ export function createRpc(chain, log) {
   const slot = () => Number(svm.getClock().slot);
   const ctx = () => ({ context: { slot: slot(), apiVersion: "2.2.0" } });
 
-  function accountJSON(addr, encoding) {
-    const acc = svm.getAccount(addr);
+  function accountJSON(address, encoding) {
+    const acc = svm.getAccount(addr(address));
     if (!acc.exists) return null;
     const base = {
       executable: acc.executable,
@@ -146,12 +156,12 @@ export function createRpc(chain, log) {
     getLatestBlockhash: () => ({ ...ctx(), value: {
       blockhash: svm.latestBlockhash(), lastValidBlockHeight: slot() + 150 } }),
     isBlockhashValid: ([hash]) => ({ ...ctx(), value: hash === svm.latestBlockhash() }),
-    getBalance: ([addr]) => ({ ...ctx(), value: Number(svm.getBalance(addr) ?? 0n) }),
+    getBalance: ([a]) => ({ ...ctx(), value: Number(svm.getBalance(addr(a)) ?? 0n) }),
     getMinimumBalanceForRentExemption: ([size]) => Number(svm.minimumBalanceForRentExemption(BigInt(size ?? 0))),
-    getAccountInfo: ([addr, cfg]) => ({ ...ctx(), value: accountJSON(addr, cfg?.encoding) }),
+    getAccountInfo: ([a, cfg]) => ({ ...ctx(), value: accountJSON(a, cfg?.encoding) }),
     getMultipleAccounts: ([addrs, cfg]) => ({ ...ctx(), value: (addrs ?? []).map((a) => accountJSON(a, cfg?.encoding)) }),
-    getTokenAccountBalance: ([addr]) => {
-      const acc = svm.getAccount(addr);
+    getTokenAccountBalance: ([a]) => {
+      const acc = svm.getAccount(addr(a));
       if (!acc.exists || acc.data.length !== 165) {
         throw new RpcError(-32602, "Invalid param: could not find account");
       }
@@ -202,10 +212,10 @@ export function createRpc(chain, log) {
     },
     // Test controls, not Solana API: they let an end-to-end test change the
     // chain between two steps (say, drain a payer between verify and settle).
-    localnet_setTokenBalance: ([addr, amount]) => {
-      const acc = svm.getAccount(addr);
+    localnet_setTokenBalance: ([a, amount]) => {
+      const acc = svm.getAccount(addr(a));
       if (!acc.exists || acc.data.length !== 165 || acc.programAddress !== TOKEN_PROGRAM_ADDRESS) {
-        throw new RpcError(-32602, `${addr} is not a token account`);
+        throw new RpcError(-32602, `${a} is not a token account`);
       }
       let units;
       try {
@@ -217,7 +227,7 @@ export function createRpc(chain, log) {
       const t = getTokenDecoder().decode(acc.data);
       const data = new Uint8Array(getTokenEncoder().encode({ ...t, amount: units }));
       svm.setAccount({ ...acc, data });
-      log(`set ${addr} to ${units} units`);
+      log(`set ${a} to ${units} units`);
       return null;
     },
     localnet_expireBlockhash: () => {
