@@ -2,6 +2,31 @@
 // front of reverse_proxy to an LLM API, it reads each request body, finds the
 // message texts (package llmreq), scans them with the rulebook's engine and
 // blocks the request, forwards a sanitized copy, or only labels it.
+//
+// Choices the design leaves open, made here to fail closed:
+//
+//   - Any request with a body is scanned, whatever its method. Requests
+//     without a body, and bodies of file-upload media types (multipart/*,
+//     application/octet-stream, audio/*, image/*, video/*), pass unscanned,
+//     unbuffered (so max_body does not apply) and unlabelled; a multipart
+//     form's text fields, such as a transcription prompt, are not scanned. Any other body must be JSON,
+//     whatever its Content-Type says: several LLM servers parse JSON
+//     regardless of the header, so a wrong header must not skip the scan.
+//   - Content-Encoding gzip (x-gzip), deflate (zlib or raw), br and zstd
+//     are decoded, stacked codings too; max_body bounds the body as sent and
+//     again after each decoding. A blocked or sanitized body is never
+//     forwarded encoded: a sanitized one goes upstream as identity.
+//   - Refusals (413 too large, 400 invalid JSON or encoding, 415 unknown
+//     encoding) and blocks answer in the API family's error shape (OpenAI's
+//     for OpenAI, Ollama and generic JSON; Anthropic's; Gemini's) with
+//     X-Should-Retry: false. The family comes from the parsed API, or from
+//     the path and the anthropic-version header when the body did not parse.
+//   - The OpenAI error's param is the path of the first text that has the
+//     request's verdict: the one that decided the action.
+//   - Prompt-Firewall-Rules is omitted when no rule matched; any
+//     Prompt-Firewall-* header a client sends is removed first.
+//   - Metrics count unscanned requests as verdict "none" with action "pass",
+//     and refusals as verdict "none" with action "refuse".
 package firewall
 
 import (
