@@ -365,6 +365,31 @@ func TestFacilitatorUnavailable(t *testing.T) {
 			t.Errorf("the 503 took %v; settle_timeout is 200ms", d)
 		}
 	})
+	t.Run("fee payer kept while the facilitator is down", func(t *testing.T) {
+		f := newFakeFacilitator(t)
+		th := paidHandler(t, f, nil)
+		ask(t, th)
+		th.clock.Add(11 * time.Minute) // past the cache's ten minutes
+		f.Close()
+		if o := ask(t, th); o.Accepts[0].FeePayer() != feePayerAddr {
+			t.Fatalf("offer %+v", o.Accepts[0])
+		}
+	})
+	t.Run("fee payer asked again after ten minutes", func(t *testing.T) {
+		f := newFakeFacilitator(t)
+		th := paidHandler(t, f, nil)
+		ask(t, th)
+		th.clock.Add(9 * time.Minute)
+		ask(t, th)
+		if n := f.count("/supported"); n != 1 {
+			t.Fatalf("/supported asked %d times within ten minutes", n)
+		}
+		th.clock.Add(2 * time.Minute)
+		ask(t, th)
+		if n := f.count("/supported"); n != 2 {
+			t.Fatalf("/supported asked %d times after eleven minutes, want 2", n)
+		}
+	})
 	t.Run("configured fee payer", func(t *testing.T) {
 		f := newFakeFacilitator(t)
 		th := paidHandler(t, f, func(h *Handler) { h.FeePayer = feePayerAddr })

@@ -350,19 +350,18 @@ func (h *Handler) feePayer(ctx context.Context) (string, error) {
 	if c.value != "" && now.Sub(c.fetched) < feePayerTTL {
 		return c.value, nil
 	}
-	sup, err := h.fac.Supported(ctx)
+	fp, err := h.fac.FeePayer(ctx, h.network.CAIP2)
 	if err != nil {
 		if c.value != "" {
 			// A facilitator that is briefly down must not stop 402
 			// answers: a stale fee payer is still the likely one, and
-			// verify will tell if it is not.
+			// verify will tell if it is not. Ask again in a minute,
+			// not on every request, so a hanging facilitator does not
+			// slow every 402 down by its timeout.
+			c.fetched = now.Add(time.Minute - feePayerTTL)
 			return c.value, nil
 		}
 		return "", fmt.Errorf("asking the facilitator for its fee payer: %w", err)
-	}
-	fp, err := sup.FeePayer(h.network.CAIP2)
-	if err != nil {
-		return "", err
 	}
 	c.value, c.fetched = fp, now
 	return fp, nil
