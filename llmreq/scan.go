@@ -114,7 +114,7 @@ func quoteChar(c byte) string {
 // scan validates b as one JSON value and fills t.nodes.
 func (t *tape) scan(b []byte) error {
 	t.nodes, t.strVals = t.nodes[:0], 0
-	if len(b) >= math.MaxUint32 {
+	if uint64(len(b)) >= math.MaxUint32 {
 		return syntaxErr(0, "body too large to index")
 	}
 	if cap(t.nodes) == 0 {
