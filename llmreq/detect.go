@@ -68,8 +68,23 @@ func fits(api API, w *walker, root int) bool {
 	return false
 }
 
-// apiOfShape guesses the API of a body from its members alone.
+// apiOfShape guesses the API of a body from its members alone. A body that carries the text
+// members of two APIs (messages and contents, say) is ambiguous: whichever the upstream follows,
+// the texts of the other would go unscanned under one API's rules, so it is Generic.
 func apiOfShape(w *walker, root int) API {
+	shapes := 0
+	for _, m := range [...]string{"contents", "messages", "input"} {
+		if w.has(root, m) {
+			shapes++
+		}
+	}
+	// A legacy prompt is a string or an array; Responses' stored prompt is an object.
+	if p := w.member(root, "prompt"); p >= 0 && w.kind(p) != kindObject {
+		shapes++
+	}
+	if shapes > 1 {
+		return Generic
+	}
 	switch {
 	case w.has(root, "contents"):
 		return Gemini

@@ -48,6 +48,10 @@ func TestDetect(t *testing.T) {
 		{"/", `{"prompt":"x"}`, OpenAICompletions},
 		{"/", `{"prompt":"x","system":"y"}`, OllamaGenerate},
 		{"/", `{"text":"x"}`, Generic},
+		{"/", `{"messages":[],"contents":[]}`, Generic},
+		{"/", `{"messages":[],"prompt":"x"}`, Generic},
+		{"/", `{"input":"x","prompt":{"id":"pmpt_1"}}`, OpenAIResponses},
+		{"/v1/chat/completions", `{"messages":[],"contents":[]}`, OpenAIChat}, // the path decides
 		{"/", `"x"`, Generic},
 		{"", `[]`, Generic},
 	} {
