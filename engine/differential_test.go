@@ -280,7 +280,9 @@ func TestDifferentialAgainstV8(t *testing.T) {
 
 // customRulebook exercises what v1 does not: non-ASCII letters under
 // ECMAScript's case folding (only simple upper-casing, never to ASCII), lazy
-// quantifiers, ordered alternation, anchors and classes with escapes.
+// quantifiers, ordered alternation, anchors, classes with escapes, negated
+// classes of letters, and back-references and look-arounds (which need a
+// backtracking matcher).
 const customRulebook = `{
  "rules_id": "differential-custom/v1",
  "version": "0.0.1",
@@ -295,7 +297,11 @@ const customRulebook = `{
   {"id": "C-7", "category": "alpha", "severity": "malicious", "description": "Greek and friends", "pattern": "θεός|ωμέγα|µικρό|ǆungla|σοφός|Åström|ohm Ω", "flags": "i"},
   {"id": "C-8", "category": "beta", "severity": "suspicious", "description": "ASCII range under folding", "pattern": "\\b[k-s]{3}\\d\\b", "flags": "i"},
   {"id": "C-9", "category": "alpha", "severity": "suspicious", "description": "unicode escapes", "pattern": "\\u00e9t\\u00e9\\s?\\d{1,3}|[\\u0130\\u0131]stanbul", "flags": "i"},
-  {"id": "C-10", "category": "beta", "severity": "malicious", "description": "repetition", "pattern": "(?:<x>|y)+z{1,2}", "flags": "i"}
+  {"id": "C-10", "category": "beta", "severity": "malicious", "description": "repetition", "pattern": "(?:<x>|y)+z{1,2}", "flags": "i"},
+  {"id": "C-11", "category": "beta", "severity": "suspicious", "description": "negated class of letters", "pattern": "q[^a-c]{1,3}q", "flags": "i"},
+  {"id": "C-12", "category": "beta", "severity": "suspicious", "description": "backreference", "pattern": "\\b(\\w)\\1{2,}\\b", "flags": "i"},
+  {"id": "C-13", "category": "alpha", "severity": "suspicious", "description": "lookahead", "pattern": "secret(?=\\s*:)|key(?!board).{2,5}\\b", "flags": "i"},
+  {"id": "C-14", "category": "alpha", "severity": "malicious", "description": "lookbehind", "pattern": "(?<!no )leak\\w*", "flags": "i"}
  ]
 }`
 
@@ -312,7 +318,9 @@ func TestDifferentialCustomRulebook(t *testing.T) {
 	if err := os.WriteFile(path, []byte(customRulebook), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := newTextGen(rb, 7, []string{"café", "Straße", "θεός", "ΘΕΌΣ", "ϴεός", "µικρό", "ΜΙΚΡΌ", "Ǆungla", "ǅungla", "ohm Ω", "ohm ω", "Åström", "ÅSTRÖM", "étÉ 12", "İstanbul", "ıstanbul", "kſs1", "Kss1"})
+	g := newTextGen(rb, 7, []string{"café", "Straße", "θεός", "ΘΕΌΣ", "ϴεός", "µικρό", "ΜΙΚΡΌ", "Ǆungla", "ǅungla", "ohm Ω", "ohm ω", "Åström", "ÅSTRÖM", "étÉ 12", "İstanbul", "ıstanbul", "kſs1", "Kss1",
+		"qAq", "qbq", "qBCq", "qdq", "aaa", "AaA", "ſſs", "sſſ", "\u212aAAA", "kkK", "secret:", "secret\u2028:", "no leak", "No leaked",
+		"leakſ", "keyboard", "key\u2028ab", "key😀 x", "KEYſ0"})
 	var texts [][]byte
 	for range 2500 {
 		texts = append(texts, g.text())
