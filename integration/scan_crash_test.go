@@ -57,6 +57,7 @@ http://%s {
 		wg      sync.WaitGroup
 	)
 	const workers = 8
+	start := time.Now()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -97,6 +98,7 @@ http://%s {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	elapsed := time.Since(start)
 	srv.Kill()
 	close(stopped)
 	wg.Wait()
@@ -120,7 +122,8 @@ http://%s {
 			t.Errorf("payer %s has %d rows", payer, n)
 		}
 	}
-	t.Logf("acknowledged before SIGKILL: %d; ledger rows: %d; settled by the facilitator: %d", len(acked), len(rows), fac.settled.Load())
+	t.Logf("acknowledged before SIGKILL: %d in %v (%.0f paid scans/s with %d clients); ledger rows: %d; settled by the facilitator: %d",
+		len(acked), elapsed.Round(time.Millisecond), float64(len(acked))/elapsed.Seconds(), workers, len(rows), fac.settled.Load())
 	if len(acked) < 50 {
 		t.Fatalf("only %d scans were acknowledged before the kill; the test proves little", len(acked))
 	}
