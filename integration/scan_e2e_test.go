@@ -260,4 +260,3 @@ func grepText(text, substr string) string {
 	}
 	return strings.Join(out, "\n")
 }
-

@@ -456,7 +456,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-
 // scanClient posts paid scans without failing the test on transport
 // errors: the crash test expects them once the server is killed.
 type scanClient struct{ c *http.Client }
