@@ -89,12 +89,18 @@ func fromEngine(res engine.Result) refResult {
 // goScan runs the Go engine, turning a panic into an error so that the
 // offending text is still reported.
 func goScan(e *engine.Engine, text []byte) (r refResult, err error) {
+	_, r, err = goScanRaw(e, text)
+	return r, err
+}
+
+func goScanRaw(e *engine.Engine, text []byte) (res engine.Result, r refResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("Go engine panicked: %v", p)
 		}
 	}()
-	return fromEngine(e.Scan(text)), nil
+	res = e.Scan(text)
+	return res, fromEngine(res), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -251,9 +257,9 @@ func TestDifferentialAgainstV8(t *testing.T) {
 	// report from; a change that loses coverage fails here.
 	seen := map[string]bool{}
 	verdicts := map[string]int{}
-	for _, r := range js {
-		verdicts[r.Verdict]++
-		for _, m := range r.Matches {
+	for _, a := range js {
+		verdicts[a.res.Verdict]++
+		for _, m := range a.res.Matches {
 			for _, v := range m.Views {
 				seen[m.Rule+" "+v] = true
 			}
@@ -327,8 +333,8 @@ func TestDifferentialCustomRulebook(t *testing.T) {
 	}
 	js := jsResults(t, texts, "--rulebook", path)
 	matched := 0
-	for _, r := range js {
-		if len(r.Matches) > 0 {
+	for _, a := range js {
+		if len(a.res.Matches) > 0 {
 			matched++
 		}
 	}
@@ -338,22 +344,40 @@ func TestDifferentialCustomRulebook(t *testing.T) {
 	compareWithGo(t, e, texts, js, "--rulebook", path)
 }
 
+// jsAnswer is the JS reference's answer for one text: the result, and the
+// result's JSON exactly as written. Valid UTF-8 texts are sent as "text", so
+// that the JSON holds the sanitized copy as a string (escaping matters);
+// others as "text_base64".
+type jsAnswer struct {
+	res    refResult
+	raw    []byte
+	asText bool
+}
+
 // jsResults scans every text with the JS reference in one node process.
-func jsResults(t *testing.T, texts [][]byte, jsArgs ...string) []refResult {
+func jsResults(t *testing.T, texts [][]byte, jsArgs ...string) []jsAnswer {
 	t.Helper()
 	var in bytes.Buffer
 	for i, text := range texts {
-		fmt.Fprintf(&in, "{\"i\":%d,\"text_base64\":%q}\n", i, base64.StdEncoding.EncodeToString(text))
+		if utf8.Valid(text) {
+			q, err := json.Marshal(string(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&in, "{\"i\":%d,\"text\":%s}\n", i, q)
+		} else {
+			fmt.Fprintf(&in, "{\"i\":%d,\"text_base64\":%q}\n", i, base64.StdEncoding.EncodeToString(text))
+		}
 	}
 	out := runJSRef(t, in.Bytes(), jsArgs...)
 	if len(out) != len(texts) {
 		t.Fatalf("JS reference answered %d lines for %d texts", len(out), len(texts))
 	}
-	js := make([]refResult, len(texts))
+	js := make([]jsAnswer, len(texts))
 	for i, line := range out {
 		var o struct {
-			I      int       `json:"i"`
-			Result refResult `json:"result"`
+			I      int             `json:"i"`
+			Result json.RawMessage `json:"result"`
 		}
 		if err := json.Unmarshal(line, &o); err != nil {
 			t.Fatalf("JS output line %d: %v\n%s", i+1, err, line)
@@ -361,8 +385,17 @@ func jsResults(t *testing.T, texts [][]byte, jsArgs ...string) []refResult {
 		if o.I != i {
 			t.Fatalf("JS output line %d is for text %d (order lost)", i+1, o.I)
 		}
-		o.Result.normalize()
-		js[i] = o.Result
+		a := jsAnswer{raw: o.Result, asText: utf8.Valid(texts[i])}
+		if err := json.Unmarshal(o.Result, &a.res); err != nil {
+			t.Fatalf("JS output line %d: %v\n%s", i+1, err, line)
+		}
+		if a.res.Sanitized != nil {
+			// Compare the sanitized copy as bytes, as fromEngine gives it.
+			b := base64.StdEncoding.EncodeToString([]byte(*a.res.Sanitized))
+			a.res.Sanitized, a.res.SanitizedBase64 = nil, &b
+		}
+		a.res.normalize()
+		js[i] = a
 	}
 	return js
 }
@@ -370,14 +403,22 @@ func jsResults(t *testing.T, texts [][]byte, jsArgs ...string) []refResult {
 // compareWithGo scans every text with the Go engine and fails on any
 // difference from the JS results, printing the text, a minimized text that
 // still differs, and both results.
-func compareWithGo(t *testing.T, e *engine.Engine, texts [][]byte, js []refResult, jsArgs ...string) {
+func compareWithGo(t *testing.T, e *engine.Engine, texts [][]byte, js []jsAnswer, jsArgs ...string) {
 	t.Helper()
 	var proc *jsProc
 	failures := 0
 	for i := range texts {
-		want := js[i]
-		got, err := goScan(e, texts[i])
+		want := js[i].res
+		res, got, err := goScanRaw(e, texts[i])
 		if err == nil && reflect.DeepEqual(got, want) {
+			// Equal results must also be written alike (SPEC section 8's
+			// JSON, as the CLI and the paid scan write it).
+			if gj := engine.AppendJSON(nil, res, !js[i].asText); !bytes.Equal(gj, js[i].raw) {
+				failures++
+				if failures <= 10 {
+					t.Errorf("text %d: same result, different JSON: %q\nV8 %s\nGo %s", i, texts[i], js[i].raw, gj)
+				}
+			}
 			continue
 		}
 		failures++
