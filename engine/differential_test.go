@@ -251,6 +251,13 @@ func TestDifferentialAgainstV8(t *testing.T) {
 	for range 300 {
 		texts = append(texts, g.longText(3000+g.r.IntN(17000)))
 	}
+	// Past 64 K units, and one huge base64 token and percent run.
+	texts = append(texts, g.longText(100000), g.longText(200000))
+	var big []byte
+	for range 2000 {
+		big = append(append(big, g.phrase()...), ' ')
+	}
+	texts = append(texts, g.base64(big, 1), g.percent(big, 1))
 	js := jsResults(t, texts)
 
 	// The generator must keep reaching every rule through every view it can
