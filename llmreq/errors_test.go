@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -104,10 +105,46 @@ func TestInvalidUTF8BecomesReplacementChar(t *testing.T) {
 func TestMaxDepthBoundary(t *testing.T) {
 	ok := strings.Repeat("[", MaxDepth) + `"deep"` + strings.Repeat("]", MaxDepth)
 	r := mustParse(t, "/", ok)
-	if len(r.Texts) != 1 || r.Texts[0].Path != strings.Repeat("[0]", MaxDepth) {
+	// The path, 1,536 bytes, is shortened in the middle to MaxPathLen.
+	if p := r.Texts[0].Path; len(r.Texts) != 1 || len(p) != MaxPathLen || !strings.HasPrefix(p, "[0][0]") ||
+		!strings.HasSuffix(p, "[0][0]") || !strings.Contains(p, "…") || r.Texts[0].Value != "deep" {
 		t.Fatalf("texts %+v", r.Texts)
 	}
 	if _, err := Parse("/", []byte("["+ok+"]")); !errors.Is(err, ErrTooDeep) {
 		t.Fatalf("depth %d: %v", MaxDepth+1, err)
+	}
+}
+
+func TestMaxTexts(t *testing.T) {
+	body := func(n int) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat(`"",`, n), ",") + "]")
+	}
+	r, err := Parse("/", body(MaxTexts))
+	if err != nil || len(r.Texts) != MaxTexts {
+		t.Fatalf("%d texts: %v", MaxTexts, err)
+	}
+	_, err = Parse("/", body(MaxTexts+1))
+	var se *SyntaxError
+	if !errors.Is(err, ErrTooManyTexts) || !errors.As(err, &se) || se.Offset != 1+3*MaxTexts {
+		t.Fatalf("%d texts: %v", MaxTexts+1, err)
+	}
+	// Strings that are not texts of a known API do not count.
+	chat := `{"messages":[{"role":"user","content":"x"}],"metadata":` + string(body(MaxTexts+1)) + `}`
+	if r, err := Parse("/v1/chat/completions", []byte(chat)); err != nil || len(r.Texts) != 1 {
+		t.Fatalf("chat with many non-text strings: %v", err)
+	}
+}
+
+func TestLongPathsAreShortened(t *testing.T) {
+	key := strings.Repeat("é", 300) + " key" // not an identifier: quoted, 600+ bytes
+	body := `{"` + key + `":{"a":[["x"]]}}`
+	r := mustParse(t, "/", body)
+	p := r.Texts[0].Path
+	if len(p) > MaxPathLen || !utf8.ValidString(p) || !strings.HasPrefix(p, `["éé`) ||
+		!strings.HasSuffix(p, ` key"].a[0][0]`) || !strings.Contains(p, "…") {
+		t.Fatalf("path %q (%d bytes)", p, len(p))
+	}
+	if short := mustParse(t, "/", `{"a":{"b":"x"}}`).Texts[0].Path; short != "a.b" {
+		t.Fatalf("short path %q", short)
 	}
 }

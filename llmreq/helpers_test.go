@@ -78,8 +78,8 @@ func checkTexts(t *testing.T, body []byte, r *Request) {
 		if v != x.Value {
 			t.Errorf("text %d (%s): Value %q, encoding/json decodes %q", i, x.Path, x.Value, v)
 		}
-		if dups {
-			continue
+		if dups || (len(x.Path) >= MaxPathLen-3 && strings.Contains(x.Path, "…")) {
+			continue // ambiguous tree, or a shortened path
 		}
 		at, err := resolve(tree, x.Path)
 		if err != nil {

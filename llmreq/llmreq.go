@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -99,24 +100,33 @@ type Request struct {
 	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it, so the caller
 	// must not modify it while the Request is in use.
 	body []byte
-	// lits are where the literals of the texts sit, in body order, kept apart from Texts so a
-	// caller that filters or reorders Texts cannot make Rewrite splice out of order.
-	lits []span
 }
-
-type span struct{ start, end int }
 
 // Errors, to be wrapped with detail (position) and tested with errors.Is.
 var (
 	ErrInvalidJSON = errors.New("request body is not valid JSON")
 	ErrTooDeep     = errors.New("request body is nested too deeply") // over MaxDepth
+
+	// ErrTooManyTexts: the body holds more than MaxTexts texts. (An addition to the first API.)
+	ErrTooManyTexts = errors.New("request body holds too many texts")
 )
 
 // MaxDepth bounds nesting of arrays and objects (so hostile bodies cannot exhaust the stack).
 const MaxDepth = 512
 
-// SyntaxError is the error Parse returns: Err is ErrInvalidJSON or ErrTooDeep, Offset the byte
-// offset in the body where the problem was found.
+// MaxTexts bounds the texts of one body. Each text costs a Text (64 bytes) and its path, so a
+// hostile body of tiny strings (["","",...]) would otherwise turn 16 MiB into hundreds of MiB.
+// Real requests hold a few thousand at most (a long agent conversation, a batch of 2,048
+// embedding inputs).
+const MaxTexts = 1 << 16
+
+// MaxPathLen bounds Text.Path in bytes: a longer path keeps its beginning and its end, joined by
+// "…". Paths are for people and logs; the bound keeps a body with huge keys or deep nesting from
+// multiplying its size by its number of texts.
+const MaxPathLen = 512
+
+// SyntaxError is the error Parse returns: Err is ErrInvalidJSON, ErrTooDeep or ErrTooManyTexts,
+// Offset the byte offset in the body where the problem was found.
 type SyntaxError struct {
 	Err    error
 	Offset int
@@ -140,11 +150,15 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
-	w := walker{t: t, body: body, path: t.path[:0], scratch: t.scratch[:0],
+	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
 		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0],
 		texts: make([]Text, 0, min(t.strVals, 1024))}
 	api := detect(urlPath, &w)
 	w.extract(api)
+	if w.tooMany >= 0 {
+		return nil, &SyntaxError{Err: ErrTooManyTexts, Offset: w.tooMany,
+			Msg: "more than " + strconv.Itoa(MaxTexts) + " texts"}
+	}
 	w.finish()
 	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	// The API walkers visit members in the order of their own rules (content before tool_calls,
@@ -153,50 +167,61 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	if !slices.IsSortedFunc(w.texts, byStart) {
 		slices.SortStableFunc(w.texts, byStart)
 	}
-	lits := make([]span, len(w.texts))
-	for i, x := range w.texts {
-		lits[i] = span{x.start, x.end}
-	}
-	return &Request{API: api, Texts: w.texts, body: body, lits: lits}, nil
+	return &Request{API: api, Texts: w.texts, body: body}, nil
 }
 
 // Rewrite returns a new body in which Texts[i] is replaced by repl[i] for every i in repl, encoded
 // as a JSON string; every other byte of the original body is kept exactly. With an empty repl it
 // returns the original bytes unchanged.
 //
-// Indexes are those of Texts as Parse returned it; indexes outside it are ignored. A replacement
-// equal to the text's Value keeps the original literal (its escapes included), so a caller may pass
-// every text, changed or not, and only the changed ones are re-encoded. (A literal holding invalid
-// UTF-8 is re-encoded all the same: the upstream then gets the U+FFFD that was scanned, not bytes
-// a lax decoder might read as something else, such as an overlong '/'.)
+// Indexes outside Texts are ignored. A replacement equal to the text's Value keeps the original
+// literal (its escapes included), so a caller may pass every text, changed or not, and only the
+// changed ones are re-encoded. (A literal holding invalid UTF-8 is re-encoded all the same: the
+// upstream then gets the U+FFFD that was scanned, not bytes a lax decoder might read as something
+// else, such as an overlong '/'.)
 func (r *Request) Rewrite(repl map[int]string) []byte {
 	if len(repl) == 0 {
 		return r.body
 	}
+	type splice struct {
+		start, end, i int
+		s             string
+	}
+	todo := make([]splice, 0, len(repl))
 	size := len(r.body)
 	for i, s := range repl {
-		if i >= 0 && i < len(r.lits) {
-			size += len(s) + 2 - (r.lits[i].end - r.lits[i].start)
-		}
-	}
-	out := make([]byte, 0, max(size+size/16, len(r.body)))
-	prev := 0
-	for i, l := range r.lits {
-		s, ok := repl[i]
-		if !ok || r.unchanged(i, s) {
+		if i < 0 || i >= len(r.Texts) {
 			continue
 		}
-		out = append(out, r.body[prev:l.start]...)
-		out = appendQuoted(out, s)
-		prev = l.end
+		t := &r.Texts[i]
+		if t.end-t.start < 2 || t.end > len(r.body) || r.unchanged(t, s) {
+			continue // not a text of this body (a caller-made Text), or nothing to do
+		}
+		todo = append(todo, splice{t.start, t.end, i, s})
+		size += len(s) + 2 - (t.end - t.start)
+	}
+	// Splice in body order, whatever order the caller left Texts in; of two entries for one
+	// literal, the lower index wins.
+	slices.SortFunc(todo, func(a, b splice) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return a.i - b.i
+	})
+	out := make([]byte, 0, max(size+size/16, len(r.body)))
+	prev := 0
+	for _, sp := range todo {
+		if sp.start < prev {
+			continue // the same literal again (the caller repeated a Text)
+		}
+		out = append(out, r.body[prev:sp.start]...)
+		out = appendQuoted(out, sp.s)
+		prev = sp.end
 	}
 	return append(out, r.body[prev:]...)
 }
 
-// unchanged reports whether replacement s of text i can keep the original literal.
-func (r *Request) unchanged(i int, s string) bool {
-	if i >= len(r.Texts) || r.Texts[i].start != r.lits[i].start || s != r.Texts[i].Value {
-		return false
-	}
-	return utf8.Valid(r.body[r.lits[i].start:r.lits[i].end])
+// unchanged reports whether replacement s of text t can keep the original literal.
+func (r *Request) unchanged(t *Text, s string) bool {
+	return s == t.Value && utf8.Valid(r.body[t.start:t.end])
 }

@@ -53,10 +53,15 @@ func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 	if got := string(r.Rewrite(map[int]string{2: "cB"})); got != `["a",  "b" ,"cB"]` {
 		t.Fatalf("a changed text is re-encoded: %s", got)
 	}
-	// Callers may filter or reorder Texts; indexes still mean the texts as parsed.
-	r.Texts = []Text{r.Texts[2], r.Texts[0]}
-	if got := string(r.Rewrite(map[int]string{0: "A", 2: "C"})); got != `["A",  "b" ,"C"]` {
+	// Callers may filter, reorder or repeat Texts: indexes are those of Texts as it is now, and
+	// the splices still go in body order, each literal once.
+	r.Texts = []Text{r.Texts[2], r.Texts[0], r.Texts[2]}
+	if got := string(r.Rewrite(map[int]string{0: "C", 1: "A", 2: "C2"})); got != `["A",  "b" ,"C"]` {
 		t.Fatalf("after reordering Texts: %s", got)
+	}
+	r.Texts = append(r.Texts, Text{Value: "made by the caller"})
+	if got := string(r.Rewrite(map[int]string{3: "X"})); got != `["a",  "b" ,"c\u0041"]` {
+		t.Fatalf("a Text the caller made must not be spliced: %s", got)
 	}
 }
 

@@ -54,7 +54,7 @@ func getTape() *tape { return tapePool.Get().(*tape) }
 // putTape returns t to the pool unless a huge body made it so large that keeping it would pin
 // memory for the life of the process.
 func putTape(t *tape) {
-	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 {
+	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 || cap(t.spans) > 1<<16 {
 		return
 	}
 	t.nodes = t.nodes[:0]

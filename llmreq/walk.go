@@ -3,6 +3,7 @@ package llmreq
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 )
 
 // walker navigates a scanned body and collects texts. The API rules (openai.go, anthropic.go,
@@ -19,6 +20,7 @@ type walker struct {
 	// end (finish), so a request costs a handful of allocations however many texts it has.
 	paths, values []byte
 	spans         []textSpan
+	tooMany       int // offset of the text over MaxTexts, or -1
 }
 
 type textSpan struct{ path0, path1, val0, val1 int }
@@ -161,12 +163,39 @@ func isIdent(s []byte) bool {
 // emit records string node i, at the current path, as a text of role.
 func (w *walker) emit(i int, role string) {
 	n := &w.t.nodes[i]
+	if len(w.texts) >= MaxTexts {
+		if w.tooMany < 0 {
+			w.tooMany = int(n.start)
+		}
+		return
+	}
 	sp := textSpan{path0: len(w.paths), val0: len(w.values)}
-	w.paths = append(w.paths, w.path...)
+	w.paths = appendPath(w.paths, w.path)
 	w.values = appendLiteral(w.values, w.body[n.start:n.end], n.flags)
 	sp.path1, sp.val1 = len(w.paths), len(w.values)
 	w.spans = append(w.spans, sp)
 	w.texts = append(w.texts, Text{Role: role, start: int(n.start), end: int(n.end)})
+}
+
+// appendPath appends path, shortened in the middle to MaxPathLen bytes if longer. The cut falls
+// on UTF-8 character boundaries, so the path stays valid UTF-8.
+func appendPath(dst, path []byte) []byte {
+	if len(path) <= MaxPathLen {
+		return append(dst, path...)
+	}
+	const ellipsis = "…"
+	head := (MaxPathLen - len(ellipsis)) / 2
+	tail := MaxPathLen - len(ellipsis) - head
+	for head > 0 && !utf8.RuneStart(path[head]) {
+		head--
+	}
+	t := len(path) - tail
+	for t < len(path) && !utf8.RuneStart(path[t]) {
+		t++
+	}
+	dst = append(dst, path[:head]...)
+	dst = append(dst, ellipsis...)
+	return append(dst, path[t:]...)
 }
 
 // finish fills in the paths and values of the texts.
