@@ -51,6 +51,19 @@ timed() {
 }
 
 status=0
+
+# Start-up alone (empty input), for reading the small corpora's numbers.
+corpus=/dev/null
+go_ms=0 js_ms=0
+for ((r = 0; r < runs; r++)); do
+	res=$(timed "$tmp/go.out" "$caddy" prompt-scan --jsonl)
+	read -r wall cpu <<<"$res"
+	((go_ms == 0 || wall < go_ms)) && go_ms=$wall
+	res=$(timed "$tmp/js.out" node "$js")
+	read -r wall cpu <<<"$res"
+	((js_ms == 0 || wall < js_ms)) && js_ms=$wall
+done
+echo "start-up on empty input (best of $runs): go $(fixed "$go_ms" 1000 3) s, v8 $(fixed "$js_ms" 1000 3) s"
 printf '%-26s %7s %6s %7s %7s %8s %8s %7s %8s %8s %7s\n' corpus records MB go_s v8_s go_MB/s v8_MB/s ratio go_cpu_s v8_cpu_s cpu_rat
 shopt -s nullglob
 files=("$corpora"/*.jsonl)
