@@ -107,8 +107,9 @@ var (
 	ErrInvalidJSON = errors.New("request body is not valid JSON")
 	ErrTooDeep     = errors.New("request body is nested too deeply") // over MaxDepth
 
-	// ErrTooManyTexts: the body holds more than MaxTexts texts. (An addition to the first API.)
-	ErrTooManyTexts = errors.New("request body holds too many texts")
+	// Additions to the first API: limits that keep memory proportional to the body.
+	ErrTooManyTexts = errors.New("request body holds too many texts")  // over MaxTexts
+	ErrTooLarge     = errors.New("request body is too large to parse") // over 256 MiB
 )
 
 // MaxDepth bounds nesting of arrays and objects (so hostile bodies cannot exhaust the stack).
@@ -125,8 +126,8 @@ const MaxTexts = 1 << 16
 // multiplying its size by its number of texts.
 const MaxPathLen = 512
 
-// SyntaxError is the error Parse returns: Err is ErrInvalidJSON, ErrTooDeep or ErrTooManyTexts,
-// Offset the byte offset in the body where the problem was found.
+// SyntaxError is the error Parse returns: Err is ErrInvalidJSON, ErrTooDeep, ErrTooManyTexts or
+// ErrTooLarge, Offset the byte offset in the body where the problem was found.
 type SyntaxError struct {
 	Err    error
 	Offset int
@@ -152,7 +153,10 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	}
 	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
 		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0],
-		texts: make([]Text, 0, min(t.strVals, 1024))}
+		texts: make([]Text, 0, min(t.strVals, MaxTexts))}
+	if cap(w.spans) < cap(w.texts) {
+		w.spans = make([]textSpan, 0, cap(w.texts))
+	}
 	api := detect(urlPath, &w)
 	w.extract(api)
 	if w.tooMany >= 0 {

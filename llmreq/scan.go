@@ -2,7 +2,6 @@ package llmreq
 
 import (
 	"encoding/binary"
-	"math"
 	"strconv"
 	"sync"
 )
@@ -23,20 +22,28 @@ const (
 	kindNull
 )
 
-// String flags: they let decoding take the copy-only path for the common plain string.
-const (
-	flagEscape uint8 = 1 << iota // the literal holds a backslash escape
-)
+// flagEscape marks a string literal holding a backslash escape; without one, decoding is a copy.
+const flagEscape uint8 = 1
 
-// node is one JSON value. An object's children are its members' key and value nodes, alternating;
-// an array's children are its elements. The children of node i are i+1 .. next-1.
-type node struct {
-	kind  uint8
-	flags uint8
-	start uint32 // offset of the value's first byte
-	end   uint32 // offset just past its last byte
-	next  uint32 // index of the first node after this value's subtree
-}
+// node is one JSON value in 8 bytes, so even a hostile body of tiny values (16 MiB of "1,")
+// indexes in 4 bytes per body byte at most. An object's children are its members' key and value
+// nodes, alternating; an array's children are its elements. The children of node i are
+// i+1 .. next(i)-1.
+//
+//	a: kind (3 bits) | flags (1 bit) | offset of the value's first byte (28 bits)
+//	b: a string: offset just past its closing quote; an array or object: the index of the first
+//	   node after its subtree; a number or literal: unused
+type node struct{ a, b uint32 }
+
+// maxBody is the largest body the 28-bit offsets can index.
+const maxBody = 1<<28 - 1
+
+func (n node) kind() uint8     { return uint8(n.a >> 29) }
+func (n node) flags() uint8    { return uint8(n.a>>28) & 1 }
+func (n node) start() int      { return int(n.a & maxBody) }
+func (n node) end() int        { return int(n.b) } // strings only
+func (n node) escaped() bool   { return n.flags()&flagEscape != 0 }
+func (n node) container() bool { return n.kind() <= kindArray }
 
 type tape struct {
 	nodes   []node
@@ -114,8 +121,8 @@ func quoteChar(c byte) string {
 // scan validates b as one JSON value and fills t.nodes.
 func (t *tape) scan(b []byte) error {
 	t.nodes, t.strVals = t.nodes[:0], 0
-	if uint64(len(b)) >= math.MaxUint32 {
-		return syntaxErr(0, "body too large to index")
+	if len(b) > maxBody {
+		return &SyntaxError{Err: ErrTooLarge, Offset: maxBody, Msg: "body over 256 MiB"}
 	}
 	if cap(t.nodes) == 0 {
 		// A typical request has a value every 20 bytes or so; growing from there is cheap.
@@ -131,17 +138,20 @@ func (t *tape) scan(b []byte) error {
 	return nil
 }
 
-func (t *tape) push(kind uint8, start int) int {
-	t.nodes = append(t.nodes, node{kind: kind, start: uint32(start)})
+func (t *tape) push(kind, flags uint8, start, b int) int {
+	if len(t.nodes) == cap(t.nodes) {
+		// Double, where append would grow a large slice by a quarter: a 16 MiB body of tiny
+		// values then allocates twice its final tape, not five times.
+		grown := make([]node, len(t.nodes), 2*cap(t.nodes)+64)
+		copy(grown, t.nodes)
+		t.nodes = grown
+	}
+	t.nodes = append(t.nodes, node{a: uint32(kind)<<29 | uint32(flags)<<28 | uint32(start), b: uint32(b)})
 	return len(t.nodes) - 1
 }
 
-// close finishes node idx, whose last byte is at end-1.
-func (t *tape) close(idx, end int) {
-	n := &t.nodes[idx]
-	n.end = uint32(end)
-	n.next = uint32(len(t.nodes))
-}
+// closeContainer records where the subtree of container idx ends.
+func (t *tape) closeContainer(idx int) { t.nodes[idx].b = uint32(len(t.nodes)) }
 
 // value scans the value starting at b[i] and returns the offset just past it. depth counts the
 // containers around it.
@@ -175,8 +185,7 @@ func (t *tape) literal(b []byte, i int, word string, kind uint8) (int, error) {
 			return i + k, unexpected(b, i+k, "in literal "+word)
 		}
 	}
-	idx := t.push(kind, i)
-	t.close(idx, i+len(word))
+	t.push(kind, 0, i, 0)
 	return i + len(word), nil
 }
 
@@ -184,10 +193,10 @@ func (t *tape) object(b []byte, i, depth int) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
 	}
-	idx := t.push(kindObject, i)
+	idx := t.push(kindObject, 0, i, 0)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		t.close(idx, i+1)
+		t.closeContainer(idx)
 		return i + 1, nil
 	}
 	for {
@@ -209,7 +218,7 @@ func (t *tape) object(b []byte, i, depth int) (int, error) {
 			continue
 		}
 		if i < len(b) && b[i] == '}' {
-			t.close(idx, i+1)
+			t.closeContainer(idx)
 			return i + 1, nil
 		}
 		return i, unexpected(b, i, "after object key:value pair")
@@ -220,10 +229,10 @@ func (t *tape) array(b []byte, i, depth int) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
 	}
-	idx := t.push(kindArray, i)
+	idx := t.push(kindArray, 0, i, 0)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		t.close(idx, i+1)
+		t.closeContainer(idx)
 		return i + 1, nil
 	}
 	for {
@@ -236,7 +245,7 @@ func (t *tape) array(b []byte, i, depth int) (int, error) {
 			continue
 		}
 		if i < len(b) && b[i] == ']' {
-			t.close(idx, i+1)
+			t.closeContainer(idx)
 			return i + 1, nil
 		}
 		return i, unexpected(b, i, "after array element")
@@ -280,8 +289,7 @@ func (t *tape) number(b []byte, i int) (int, error) {
 			return i, unexpected(b, i, "in exponent of numeric literal")
 		}
 	}
-	idx := t.push(kindNumber, start)
-	t.close(idx, i)
+	t.push(kindNumber, 0, start, 0)
 	return i, nil
 }
 
@@ -297,9 +305,7 @@ func (t *tape) str(b []byte, i int) (int, error) {
 		}
 		switch c := b[i]; {
 		case c == '"':
-			idx := t.push(kindString, start)
-			t.nodes[idx].flags = flags
-			t.close(idx, i+1)
+			t.push(kindString, flags, start, i+1)
 			return i + 1, nil
 		case c == '\\':
 			flags |= flagEscape

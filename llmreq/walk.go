@@ -25,15 +25,21 @@ type walker struct {
 
 type textSpan struct{ path0, path1, val0, val1 int }
 
-func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind }
+func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind() }
 
-func (w *walker) next(i int) int { return int(w.t.nodes[i].next) }
+// next returns the index of the node after the subtree of node i.
+func (w *walker) next(i int) int {
+	if n := w.t.nodes[i]; n.container() {
+		return int(n.b)
+	}
+	return i + 1
+}
 
 // decoded returns the value of string node i, in scratch space that the next call reuses.
 func (w *walker) decoded(i int) []byte {
-	n := &w.t.nodes[i]
-	s := w.body[n.start+1 : n.end-1]
-	if n.flags&flagEscape == 0 {
+	n := w.t.nodes[i]
+	s := w.body[n.start()+1 : n.end()-1]
+	if !n.escaped() {
 		return s // invalid UTF-8 never equals the ASCII names it is compared with
 	}
 	w.scratch = appendUnquoted(w.scratch[:0], s)
@@ -45,8 +51,8 @@ func (w *walker) decoded(i int) []byte {
 // Go upstreams (Ollama) accept "Messages" for "messages", so the walkers do too; for other
 // upstreams matching more keys only means scanning more. name is lower case ASCII.
 func (w *walker) keyIs(k int, name string) bool {
-	n := &w.t.nodes[k]
-	if n.flags&flagEscape == 0 && int(n.end-n.start-2) == len(name) && string(w.body[n.start+1:n.end-1]) == name {
+	n := w.t.nodes[k]
+	if !n.escaped() && n.end()-n.start()-2 == len(name) && string(w.body[n.start()+1:n.end()-1]) == name {
 		return true
 	}
 	return bytes.EqualFold(w.decoded(k), []byte(name))
@@ -162,30 +168,30 @@ func isIdent(s []byte) bool {
 
 // emit records string node i, at the current path, as a text of role.
 func (w *walker) emit(i int, role string) {
-	n := &w.t.nodes[i]
+	n := w.t.nodes[i]
 	if len(w.texts) >= MaxTexts {
 		if w.tooMany < 0 {
-			w.tooMany = int(n.start)
+			w.tooMany = n.start()
 		}
 		return
 	}
 	sp := textSpan{path0: len(w.paths), val0: len(w.values)}
-	w.paths = appendPath(w.paths, w.path)
-	w.values = appendLiteral(w.values, w.body[n.start:n.end], n.flags)
+	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
+	w.values = appendLiteral(grow(w.values, n.end()-n.start()), w.body[n.start():n.end()], n.flags())
 	sp.path1, sp.val1 = len(w.paths), len(w.values)
 	w.spans = append(w.spans, sp)
-	w.texts = append(w.texts, Text{Role: role, start: int(n.start), end: int(n.end)})
+	w.texts = append(w.texts, Text{Role: role, start: n.start(), end: n.end()})
 }
 
-// appendPath appends path, shortened in the middle to MaxPathLen bytes if longer. The cut falls
-// on UTF-8 character boundaries, so the path stays valid UTF-8.
-func appendPath(dst, path []byte) []byte {
-	if len(path) <= MaxPathLen {
+// appendPath appends path, shortened in the middle to limit bytes if longer. The cut falls on
+// UTF-8 character boundaries, so the path stays valid UTF-8.
+func appendPath(dst, path []byte, limit int) []byte {
+	if len(path) <= limit {
 		return append(dst, path...)
 	}
 	const ellipsis = "…"
-	head := (MaxPathLen - len(ellipsis)) / 2
-	tail := MaxPathLen - len(ellipsis) - head
+	head := (limit - len(ellipsis)) / 2
+	tail := limit - len(ellipsis) - head
 	for head > 0 && !utf8.RuneStart(path[head]) {
 		head--
 	}
@@ -196,6 +202,27 @@ func appendPath(dst, path []byte) []byte {
 	dst = append(dst, path[:head]...)
 	dst = append(dst, ellipsis...)
 	return append(dst, path[t:]...)
+}
+
+// pathLimit is MaxPathLen until the paths of the texts add up to twice the body's size (plus
+// 64 KiB); then it is 64, so a small body of many deeply nested strings cannot make megabytes
+// of paths.
+func (w *walker) pathLimit() int {
+	if len(w.paths) > 2*len(w.body)+64<<10 {
+		return 64
+	}
+	return MaxPathLen
+}
+
+// grow makes room for n more bytes in buf, doubling (append grows a large slice by a quarter,
+// which for one 16 MiB text allocates five times its size).
+func grow(buf []byte, n int) []byte {
+	if cap(buf)-len(buf) >= n {
+		return buf
+	}
+	grown := make([]byte, len(buf), max(2*cap(buf), len(buf)+n))
+	copy(grown, buf)
+	return grown
 }
 
 // finish fills in the paths and values of the texts.
