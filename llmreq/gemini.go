@@ -41,6 +41,10 @@ func (w *walker) gemini(root int) {
 
 func (w *walker) geminiContents(cs int, role string) {
 	if w.kind(cs) != kindArray {
+		// One content where a list belongs: still a content, with its own role.
+		if w.kind(cs) == kindObject {
+			role = w.geminiRole(cs)
+		}
 		w.geminiContent(cs, role)
 		return
 	}

@@ -69,6 +69,13 @@ var geminiCases = []apiCase{
 		},
 	},
 	{
+		name:  "a single content instead of a list keeps its role",
+		path:  "/v1beta/models/gemini-2.0-flash:generateContent",
+		body:  `{"contents":{"role":"model","parts":[{"text":"from the model"}]}}`,
+		api:   Gemini,
+		texts: []want{{"contents.parts[0].text", RoleAssistant, "from the model"}},
+	},
+	{
 		name: "countTokens without contents is generic",
 		path: "/v1beta/models/gemini-2.0-flash:countTokens",
 		body: `{"generateContentRequest":{"model":"models/gemini-2.0-flash","contents":[{"parts":[{"text":"nested"}]}]}}`,

@@ -166,7 +166,7 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 	w.finish()
 	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	// The API walkers visit members in the order of their own rules (content before tool_calls,
-	// say); the contract is body order, and Rewrite relies on it.
+	// say); the contract is body order.
 	byStart := func(a, b Text) int { return a.start - b.start }
 	if !slices.IsSortedFunc(w.texts, byStart) {
 		slices.SortStableFunc(w.texts, byStart)
