@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -64,7 +65,7 @@ func newFixture(t *testing.T, fw *Firewall) *fixture {
 	t.Cleanup(func() { fw.Cleanup() })
 	logs := new(bytes.Buffer)
 	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
-	fw.logger = zap.New(zapcore.NewCore(enc, zapcore.AddSync(logs), zapcore.DebugLevel))
+	fw.logger = zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(logs)), zapcore.DebugLevel))
 	return &fixture{fw: fw, logs: logs, ctx: ctx}
 }
 
@@ -480,5 +481,45 @@ func TestRulebookOption(t *testing.T) {
 
 	if err := (&Firewall{Rulebook: filepath.Join(t.TempDir(), "missing.json")}).Provision(fx.ctx); err == nil {
 		t.Error("a missing rulebook file provisioned")
+	}
+}
+
+// TestConcurrentRequests: one handler serves many requests at once, each
+// getting its own verdict and body (run with -race).
+func TestConcurrentRequests(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				nonce := fmt.Sprintf(" (%d-%d)", g, i)
+				switch i % 3 {
+				case 0:
+					body := chat(msg("user", "hello"+nonce))
+					res := fx.do(t, post("/v1/chat/completions", body))
+					if string(res.up.body) != body {
+						errs <- "safe body changed: " + string(res.up.body)
+					}
+				case 1:
+					res := fx.do(t, post("/v1/chat/completions", chat(msg("user", malText+nonce))))
+					if res.up.called || res.rec.Code != 400 {
+						errs <- "malicious not blocked"
+					}
+				case 2:
+					res := fx.do(t, post("/v1/chat/completions", chat(msg("user", suspText+nonce))))
+					if string(res.up.body) != chat(msg("user", suspSan+nonce)) {
+						errs <- "suspicious body: " + string(res.up.body)
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
