@@ -52,10 +52,29 @@ func (w *walker) decoded(i int) []byte {
 // upstreams matching more keys only means scanning more. name is lower case ASCII.
 func (w *walker) keyIs(k int, name string) bool {
 	n := w.t.nodes[k]
-	if !n.escaped() && n.end()-n.start()-2 == len(name) && string(w.body[n.start()+1:n.end()-1]) == name {
-		return true
+	if !n.escaped() {
+		key := w.body[n.start()+1 : n.end()-1]
+		if len(key) == len(name) && string(key) == name {
+			return true
+		}
+		// An ASCII key can only fold to a name of its own length; only non-ASCII letters
+		// (the Kelvin sign, the long s) fold across lengths. Most keys differ in length from
+		// the name they are compared with, so this rejects them without folding.
+		if len(key) != len(name) && isASCII(key) {
+			return false
+		}
+		return bytes.EqualFold(key, []byte(name))
 	}
 	return bytes.EqualFold(w.decoded(k), []byte(name))
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // eachMember calls f(key, value) for every member of object node i, in body order. Duplicate
