@@ -34,7 +34,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 		n    int
 	}{{"4KiB", 4 << 10}, {"256KiB", 256 << 10}} {
 		b.Run(size.name, func(b *testing.B) {
-			fx := newFixture(&testing.T{}, &Firewall{})
+			fx := newFixture(b, &Firewall{})
 			body := benchBody(size.n)
 			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 				_, err := io.Copy(io.Discard, r.Body)

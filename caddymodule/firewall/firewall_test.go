@@ -52,7 +52,7 @@ type fixture struct {
 	ctx  caddy.Context
 }
 
-func newFixture(t *testing.T, fw *Firewall) *fixture {
+func newFixture(t testing.TB, fw *Firewall) *fixture {
 	t.Helper()
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
