@@ -1,0 +1,5 @@
+//go:build !race
+
+package llmreq
+
+const raceEnabled = false
