@@ -1,4 +1,10 @@
 // Package caddymodule plugs promptwall into Caddy: importing it registers
 // the http.handlers.prompt_firewall and http.handlers.prompt_scan modules
-// with their Caddyfile directives, and the `caddy prompt-scan` command.
+// with their Caddyfile directives (subpackages firewall and scanservice),
+// and the `caddy prompt-scan` command (command.go).
 package caddymodule
+
+import (
+	_ "github.com/promptwall/promptwall/caddymodule/firewall"
+	_ "github.com/promptwall/promptwall/caddymodule/scanservice"
+)

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/base64"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/rulebook/jsregex"
 )
 
 // View bits, in the order of SPEC section 3.
@@ -98,7 +100,7 @@ func (e *Engine) collect(st *scanState) {
 	}
 	unitsOf := func(dst []rune) []rune {
 		for i := 0; i < n; i++ {
-			dst = append(dst, rune(t.at(i)))
+			dst = append(dst, rune(jsregex.Canonicalize(t.at(i))))
 		}
 		return dst
 	}
@@ -120,7 +122,7 @@ func (e *Engine) collect(st *scanState) {
 				if u < 128 && unitFlags[u]&fLeet != 0 {
 					u = uint16(leetTo[u])
 				}
-				dst = append(dst, rune(u))
+				dst = append(dst, rune(jsregex.Canonicalize(u)))
 			}
 			return dst
 		}
@@ -143,7 +145,7 @@ func (e *Engine) collect(st *scanState) {
 		}
 		pctUnits := func(dst []rune) []rune {
 			for _, u := range p.units {
-				dst = append(dst, rune(u))
+				dst = append(dst, rune(jsregex.Canonicalize(u)))
 			}
 			return dst
 		}

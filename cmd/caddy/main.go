@@ -8,8 +8,6 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/promptwall/promptwall/caddymodule"
-	_ "github.com/promptwall/promptwall/caddymodule/firewall"
-	_ "github.com/promptwall/promptwall/caddymodule/scanservice"
 )
 
 func main() {

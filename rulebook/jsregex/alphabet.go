@@ -48,6 +48,9 @@ func (p *Pattern) Sets() []*Set {
 			if p.Flags.IgnoreCase {
 				n.Set = FoldCase(n.Set)
 			}
+			if n.Inverted {
+				n.Set, n.Inverted = n.Set.Complement(), false
+			}
 			out = append(out, n.Set)
 		}
 		for _, s := range n.Subs {

@@ -9,11 +9,13 @@ import (
 )
 
 // Backtracking compiles p for github.com/dlclark/regexp2/v2, matched over
-// runes that are UTF-16 code units (one rune per unit). It takes every
+// runes that are UTF-16 code units (one rune per unit); with the i flag
+// the units must first be mapped through Canonicalize. It takes every
 // pattern, look-arounds and back-references included, but is not linear:
 // timeout bounds each match. The syntax is emitted from the parsed tree
-// (sets spelled out, \b as explicit look-arounds over [A-Za-z0-9_]) so that
-// no .NET semantics leak in.
+// (sets spelled out and case-folded, \b as explicit look-arounds over
+// [A-Za-z0-9_]) and compiled without .NET's IgnoreCase, whose folding
+// differs (it maps the Kelvin sign to k), so no .NET semantics leak in.
 func Backtracking(p *Pattern, timeout time.Duration) (*regexp2.Regexp, error) {
 	p.Sets()
 	var b strings.Builder
@@ -21,12 +23,7 @@ func Backtracking(p *Pattern, timeout time.Duration) (*regexp2.Regexp, error) {
 	e.groupNums = map[string]int{}
 	e.number(p.Root, new(int))
 	e.emit(p.Root)
-	opts := regexp2.RegexOptions(0)
-	if p.Flags.IgnoreCase && e.hasRefs {
-		// Back-references compare case-insensitively under i.
-		opts |= regexp2.IgnoreCase
-	}
-	re, err := regexp2.Compile(b.String(), opts)
+	re, err := regexp2.Compile(b.String(), regexp2.RegexOptions(0))
 	if err != nil {
 		return nil, fmt.Errorf("compiling %q for the backtracking engine: %w", p.Original, err)
 	}
@@ -38,7 +35,6 @@ type btEmitter struct {
 	b         *strings.Builder
 	flags     Flags
 	groupNums map[string]int
-	hasRefs   bool
 }
 
 // number assigns JavaScript's group numbers (left to right by opening
@@ -126,7 +122,6 @@ func (e *btEmitter) emit(n *Node) {
 		e.emit(n.Subs[0])
 		b.WriteByte(')')
 	case OpBackref:
-		e.hasRefs = true
 		num := n.Ref
 		if n.Name != "" {
 			num = e.groupNums[n.Name]

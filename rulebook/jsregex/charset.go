@@ -224,3 +224,9 @@ func foldSet(s *Set) *Set {
 func utf16Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
 
 func utf16ToRunes(u []uint16) []rune { return utf16.Decode(u) }
+
+// Canonicalize is ECMAScript's non-unicode Canonicalize of one unit. Sets
+// folded by FoldCase are closed under it, so a text mapped through it
+// matches them as the original would, and a back-reference then compares
+// units case-insensitively exactly as ECMAScript does.
+func Canonicalize(u uint16) uint16 { return canonical()[u] }

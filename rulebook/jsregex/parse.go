@@ -34,6 +34,11 @@ const (
 type Node struct {
 	Op      Op
 	Set     *Set // OpSet
+	// Inverted marks a negated class [^...]: Set holds the class's own
+	// members, and the node matches what does not match them, which under
+	// the i flag is the complement of the folded set, not the folded
+	// complement (ECMAScript's CharacterSetMatcher with invert).
+	Inverted bool
 	Subs    []*Node
 	Min     int // OpRepeat
 	Max     int // OpRepeat; -1 for no upper bound
@@ -600,10 +605,7 @@ func (p *parser) class() (*Node, error) {
 		}
 		set.Union(lo)
 	}
-	if negate {
-		set = set.Complement()
-	}
-	return p.node(&Node{Op: OpSet, Set: set})
+	return p.node(&Node{Op: OpSet, Set: set, Inverted: negate})
 }
 
 // classAtom reads one class atom; single is its code unit, or -1 when it

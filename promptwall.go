@@ -1,0 +1,12 @@
+// Package promptwall is the input firewall for LLM APIs, as Caddy modules.
+//
+// Importing this package (as `xcaddy build --with
+// github.com/promptwall/promptwall` does) registers http.handlers.prompt_firewall,
+// http.handlers.prompt_scan and the `caddy prompt-scan` command; see package
+// caddymodule. The engine, rulebook, request parsing and payment packages
+// know nothing of Caddy and can be used on their own.
+package promptwall
+
+import (
+	_ "github.com/promptwall/promptwall/caddymodule"
+)
