@@ -15,38 +15,38 @@ type Op uint8
 
 // Node kinds.
 const (
-	OpSet         Op = iota // one code unit from Set
-	OpConcat                // Subs in sequence
-	OpAlternate             // Subs in order of preference
-	OpRepeat                // Subs[0] repeated Min..Max (Max -1: no bound)
-	OpGroup                 // Subs[0]; Capture says whether it numbers a group
-	OpBegin                 // ^ (start of input without the m flag)
-	OpEnd                   // $ (end of input without the m flag)
-	OpWordBoundary          // \b
-	OpNoWordBoundary        // \B
-	OpLookahead             // (?=...) or, Negate, (?!...)
-	OpLookbehind            // (?<=...) or, Negate, (?<!...)
-	OpBackref               // \1 or \k<name>
-	OpEmpty                 // matches the empty string
+	OpSet            Op = iota // one code unit from Set
+	OpConcat                   // Subs in sequence
+	OpAlternate                // Subs in order of preference
+	OpRepeat                   // Subs[0] repeated Min..Max (Max -1: no bound)
+	OpGroup                    // Subs[0]; Capture says whether it numbers a group
+	OpBegin                    // ^ (start of input without the m flag)
+	OpEnd                      // $ (end of input without the m flag)
+	OpWordBoundary             // \b
+	OpNoWordBoundary           // \B
+	OpLookahead                // (?=...) or, Negate, (?!...)
+	OpLookbehind               // (?<=...) or, Negate, (?<!...)
+	OpBackref                  // \1 or \k<name>
+	OpEmpty                    // matches the empty string
 )
 
 // Node is a node of the syntax tree.
 type Node struct {
-	Op      Op
-	Set     *Set // OpSet
+	Op  Op
+	Set *Set // OpSet
 	// Inverted marks a negated class [^...]: Set holds the class's own
 	// members, and the node matches what does not match them, which under
 	// the i flag is the complement of the folded set, not the folded
 	// complement (ECMAScript's CharacterSetMatcher with invert).
 	Inverted bool
-	Subs    []*Node
-	Min     int // OpRepeat
-	Max     int // OpRepeat; -1 for no upper bound
-	Greedy  bool
-	Capture bool   // OpGroup
-	Negate  bool   // lookarounds
-	Ref     int    // OpBackref: group number (0 when by name)
-	Name    string // OpBackref by name, or a named group
+	Subs     []*Node
+	Min      int // OpRepeat
+	Max      int // OpRepeat; -1 for no upper bound
+	Greedy   bool
+	Capture  bool   // OpGroup
+	Negate   bool   // lookarounds
+	Ref      int    // OpBackref: group number (0 when by name)
+	Name     string // OpBackref by name, or a named group
 }
 
 // Pattern is a parsed regular expression.
