@@ -71,7 +71,7 @@ type testHandler struct {
 
 // newTestHandler provisions h as Caddy would, with the store in a
 // temporary directory, a fake clock at noon UTC and logs captured.
-func newTestHandler(t *testing.T, h *Handler) *testHandler {
+func newTestHandler(t testing.TB, h *Handler) *testHandler {
 	t.Helper()
 	dbPath := filepath.Join(t.TempDir(), "scan.db")
 	if h.Store == nil {

@@ -227,6 +227,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("prompt_scan: registering metrics: %w", err)
 	}
+	if !h.Free && h.amountUnits > 1_000_000 {
+		// @x402/fetch refuses to pay more than $1 unless its user
+		// raised the cap: most clients would fail at this price.
+		h.logger.Warn("prompt_scan price is above $1, which x402 clients refuse by default", zap.String("price", h.Price))
+	}
 	if h.Free {
 		h.logger.Warn("prompt_scan serves full scans free of charge", zap.String("rules_id", h.engine.Engine.Rulebook().ID))
 	}

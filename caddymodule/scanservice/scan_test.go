@@ -312,3 +312,37 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestOptions(t *testing.T) {
+	th := freeHandler(t)
+	for path, allow := range map[string]string{"/rules": "GET, HEAD, OPTIONS", "/precheck": "POST, OPTIONS", "/scan": "POST, OPTIONS"} {
+		w := th.do(t, "OPTIONS", path, "", nil)
+		if w.Code != http.StatusNoContent || w.Header().Get("Allow") != allow {
+			t.Errorf("OPTIONS %s: %d Allow %q, want 204 and %q", path, w.Code, w.Header().Get("Allow"), allow)
+		}
+	}
+}
+
+// FuzzRequestBody: no body makes the handler panic, and every answer is
+// one of the documented statuses with a JSON body.
+func FuzzRequestBody(f *testing.F) {
+	for _, s := range []string{`{"text":"hi","caller":"11111111111111111111111111111111"}`, `{"text":"\ud800"}`, `{"text":1}`, `[`, `{"text":"a","text":null}`, "\xef\xbb\xbf{}"} {
+		f.Add(s)
+	}
+	th := newTestHandler(f, &Handler{Free: true})
+	th.interval = 0
+	th.limit = 0
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, ep := range []string{"/precheck", "/scan"} {
+			w := th.do(t, "POST", ep, body, nil)
+			switch w.Code {
+			case 200, 400, 413:
+			default:
+				t.Fatalf("%s %q: status %d", ep, body, w.Code)
+			}
+			if !json.Valid(w.Body.Bytes()) {
+				t.Fatalf("%s %q: body is not JSON: %s", ep, body, w.Body)
+			}
+		}
+	})
+}
