@@ -107,6 +107,7 @@ type Handler struct {
 	metrics     *metrics
 	logger      *zap.Logger
 	now         func() time.Time
+	pruneEvery  time.Duration // tests shorten it
 }
 
 // FacilitatorConfig is where and how the facilitator is reached.
@@ -312,7 +313,11 @@ func lastSegment(p string) string {
 // and the interval, so nothing still in force is lost. The store is passed
 // in because Cleanup clears h.store while this may still be running.
 func (h *Handler) prune(ctx context.Context, st store.Store) {
-	t := time.NewTicker(time.Hour)
+	every := h.pruneEvery
+	if every <= 0 {
+		every = time.Hour
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

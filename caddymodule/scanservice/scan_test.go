@@ -1,6 +1,7 @@
 package scanservice
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -345,4 +346,38 @@ func FuzzRequestBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPruneInBackground: counters of wallets idle for two days go, recent
+// ones stay, and the pruning stops with the config's context.
+func TestPruneInBackground(t *testing.T) {
+	h := &Handler{Free: true, pruneEvery: 20 * time.Millisecond}
+	th := newTestHandler(t, h)
+	ctx := context.Background()
+	old, recent := otherAddr, payerAddr
+	if q, err := th.store.Precheck(ctx, old, th.clock.Now().Add(-49*time.Hour), 100, 0); err != nil || !q.Allowed {
+		t.Fatal(q, err)
+	}
+	if q, err := th.store.Precheck(ctx, recent, th.clock.Now().Add(-47*time.Hour), 1, 0); err != nil || !q.Allowed {
+		t.Fatal(q, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// The old wallet's counter is gone when its next pre-check at
+		// the same instant counts as its first again.
+		q, err := th.store.Precheck(ctx, old, th.clock.Now().Add(-49*time.Hour), 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Allowed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle counter was not pruned")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if q, _ := th.store.Precheck(ctx, recent, th.clock.Now().Add(-47*time.Hour), 1, 0); q.Allowed {
+		t.Fatal("a counter younger than two days was pruned")
+	}
 }
