@@ -13,43 +13,77 @@ type member struct {
 	value  []byte // the value's bytes
 }
 
-var errNotObject = errors.New("not a JSON object")
+var (
+	errNotObject = errors.New("not a JSON object")
+	errInvalid   = errors.New("invalid JSON")
+)
 
 // splitObject splits a JSON object into its top-level members, keeping each
 // member's bytes so that fields the command does not read are passed on
-// exactly (numbers beyond float64 precision included).
-func splitObject(line []byte) ([]member, error) {
-	if !json.Valid(line) {
-		return nil, errors.New("invalid JSON")
-	}
-	b := bytes.TrimSpace(line)
-	if len(b) < 2 || b[0] != '{' {
-		return nil, errNotObject
+// exactly (numbers beyond float64 precision included). It accepts exactly
+// the objects encoding/json accepts: strings are checked by jsonString,
+// other values by json.Valid.
+func splitObject(b []byte) ([]member, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if json.Valid(b) {
+			return nil, errNotObject
+		}
+		return nil, errInvalid
 	}
 	var out []member
-	i := 1
-	for {
-		i = skipSpace(b, i)
-		if b[i] == '}' {
-			return out, nil
-		}
-		keyStart := i
-		i = skipString(b, i)
-		rawKey := b[keyStart:i]
-		key, ok := jsonString(rawKey)
-		if !ok {
-			return nil, errors.New("invalid object key")
-		}
-		i = skipSpace(b, i) + 1 // ':'
-		i = skipSpace(b, i)
-		valStart := i
-		i = skipValue(b, i)
-		out = append(out, member{key: string(key), rawKey: rawKey, value: b[valStart:i]})
-		i = skipSpace(b, i)
-		if b[i] == ',' {
-			i++
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			ks := i
+			if i >= len(b) || b[i] != '"' {
+				return nil, errInvalid
+			}
+			if i = skipString(b, i); i < 0 {
+				return nil, errInvalid
+			}
+			rawKey := b[ks:i]
+			key, ok := jsonString(rawKey)
+			if !ok {
+				return nil, errInvalid
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return nil, errInvalid
+			}
+			i = skipSpace(b, i+1)
+			vs := i
+			if i < len(b) && b[i] == '"' {
+				if i = skipString(b, i); i < 0 {
+					return nil, errInvalid
+				}
+				if _, ok := jsonString(b[vs:i]); !ok {
+					return nil, errInvalid
+				}
+			} else {
+				i = skipValue(b, i)
+				if !json.Valid(b[vs:i]) {
+					return nil, errInvalid
+				}
+			}
+			out = append(out, member{key: string(key), rawKey: rawKey, value: bytes.TrimRight(b[vs:i], " \t\r\n")})
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			return nil, errInvalid
 		}
 	}
+	if skipSpace(b, i) != len(b) {
+		return nil, errInvalid
+	}
+	return out, nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -59,7 +93,8 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] ('"').
+// skipString returns the index after the string starting at b[i] ('"'),
+// or -1 when it is not terminated.
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
@@ -69,7 +104,7 @@ func skipString(b []byte, i int) int {
 			return i + 1
 		}
 	}
-	return i
+	return -1
 }
 
 // skipValue returns the index after the value starting at b[i]; the input
@@ -79,7 +114,9 @@ func skipValue(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case '"':
-			i = skipString(b, i)
+			if i = skipString(b, i); i < 0 {
+				return len(b)
+			}
 			if depth == 0 {
 				return i
 			}

@@ -78,19 +78,18 @@ func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
 	return ac
 }
 
-// scan calls found(end, lit) for every occurrence of every literal, where
-// end is the index just past the occurrence.
-func (ac *ahoCorasick) scan(text []byte, found func(end int, lit int32)) {
+// scan sets the bit of every literal that occurs in text.
+func (ac *ahoCorasick) scan(text []byte, seen []uint64) {
 	row := uint32(0)
 	k := uint32(ac.k)
 	delta, col := ac.delta, &ac.col
-	for i, b := range text {
+	for _, b := range text {
 		v := delta[row+uint32(col[b&0x7F])]
 		row = v &^ hasOut
 		if v&hasOut != 0 {
 			s := row / k
 			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
-				found(i+1, lit)
+				seen[lit>>6] |= 1 << (lit & 63)
 			}
 		}
 	}

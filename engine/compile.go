@@ -36,8 +36,8 @@ type rule struct {
 	runBounded bool // see jsregex.Literals
 	runBytes   [128]bool
 	maxOther   int
-	required   [][]int // conjuncts of literal ids (see jsregex.Literals)
-	prefixes   []int   // literal ids a match begins with
+	required   [][]int  // conjuncts of literal ids (see jsregex.Literals)
+	prefixes   [][]byte // a match begins with one of these
 	atStart    bool
 	hasPrefix  bool
 	alwaysScan bool // no literal to look for: run on every view
@@ -53,10 +53,7 @@ type compiled struct {
 	ascii    [128]byte // alphabet bytes of ASCII units, for the common case
 	ac       *ahoCorasick
 	litCount int
-	litLens  []int32
-	// prefixRules[lit] lists the rules that lit is a prefix literal of.
-	prefixRules [][]int32
-	anyFast     bool
+	maxLit   int // the longest required literal
 }
 
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
@@ -118,18 +115,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		c.ac = newAhoCorasick(litList, col, alpha.Size)
 		c.litCount = len(litList)
 		for _, l := range litList {
-			c.litLens = append(c.litLens, int32(len(l)))
-		}
-		c.prefixRules = make([][]int32, len(litList))
-		for i := range c.rules {
-			r := &c.rules[i]
-			if !r.fast {
-				continue
-			}
-			c.anyFast = true
-			for _, l := range r.prefixes {
-				c.prefixRules[l] = append(c.prefixRules[l], int32(i))
-			}
+			c.maxLit = max(c.maxLit, len(l))
 		}
 	}
 	return c, nil
@@ -163,7 +149,7 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 	if lits.HasPrefixes {
 		r.hasPrefix, r.atStart = true, lits.AtStart
 		for _, s := range lits.Prefixes {
-			r.prefixes = append(r.prefixes, litID(s))
+			r.prefixes = append(r.prefixes, []byte(s))
 		}
 	}
 	r.alwaysScan = len(r.required) == 0 && !r.hasPrefix

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
 )
 
@@ -12,106 +13,119 @@ type span struct {
 	views      uint8 // bit i: view i of SPEC section 3
 }
 
-// hit is an occurrence of a prefix literal: a place where a match may start.
-type hit struct {
-	start int32
-	lit   int32
-}
-
 // matcher holds the per-scan buffers of one view's matching. It is reused
 // through a pool, so a scan allocates nothing per byte.
 type matcher struct {
-	seen   []uint64
-	hits   []hit
-	active []bool
-	cands  [][]int32
-	ends   []int32
-	runes  []rune
+	seen  []uint64 // required literals present in the view
+	cands []int32
+	ends  []int32
+	runes []rune
 }
 
 func (c *compiled) newMatcher() *matcher {
-	return &matcher{
-		seen:   make([]uint64, (c.litCount+63)/64),
-		active: make([]bool, len(c.rules)),
-		cands:  make([][]int32, len(c.rules)),
-	}
+	return &matcher{seen: make([]uint64, (c.litCount+63)/64)}
 }
 
 // unitSource gives the view's text as units for the backtracking engine;
 // it is only called when a rule needs it.
 type unitSource func(dst []rune) []rune
 
-// matchView finds every rule's matches in one view's encoded text, exactly
-// as String.prototype.matchAll would on the view's text (SPEC section 2),
-// and calls emit for each. enc holds one alphabet byte per unit.
-func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func(rule, start, end int)) {
-	n := len(enc)
+// findLiterals records in m.seen which required literals occur in enc.
+func (c *compiled) findLiterals(enc []byte, m *matcher) {
+	clear(m.seen)
 	if c.ac != nil {
-		clear(m.seen)
-		m.hits = m.hits[:0]
-		seen, hits := m.seen, m.hits
-		lens := c.litLens
-		c.ac.scan(enc, func(end int, lit int32) {
-			seen[lit>>6] |= 1 << (lit & 63)
-			if len(c.prefixRules[lit]) > 0 {
-				hits = append(hits, hit{int32(end) - lens[lit], lit})
-			}
-		})
-		m.hits = hits
+		c.ac.scan(enc, m.seen)
 	}
-	anyPrefix := false
-	for i := range c.rules {
-		r := &c.rules[i]
-		m.active[i] = false
-		if !r.fast {
+}
+
+// findLiteralsNear adds the required literals that occur in enc within
+// reach of the marked positions: a view that differs from one already
+// searched only at those positions (the leetspeak view) has no other new
+// occurrences. A literal seen elsewhere before stays in m.seen: that can
+// only make a rule try in vain, never miss a match.
+func (c *compiled) findLiteralsNear(enc []byte, marked func(i int) bool, m *matcher) {
+	if c.ac == nil {
+		return
+	}
+	reach := c.maxLit
+	n := len(enc)
+	for i := 0; i < n; i++ {
+		if !marked(i) {
 			continue
 		}
-		ok := true
-		for _, conj := range r.required {
-			found := false
-			for _, l := range conj {
-				if m.seen[l>>6]&(1<<(l&63)) != 0 {
-					found = true
-					break
-				}
+		lo, hi := max(0, i-reach+1), min(n, i+reach)
+		// Extend the window over further marked positions within reach.
+		for j := i + 1; j < hi; j++ {
+			if marked(j) {
+				hi = min(n, j+reach)
 			}
-			if !found {
-				ok = false
+		}
+		c.ac.scan(enc[lo:hi], m.seen)
+		i = hi - 1
+	}
+}
+
+// active reports whether every required conjunct of r has a literal in
+// m.seen: otherwise r cannot match the view.
+func (m *matcher) active(r *rule) bool {
+	for _, conj := range r.required {
+		found := false
+		for _, l := range conj {
+			if m.seen[l>>6]&(1<<(l&63)) != 0 {
+				found = true
 				break
 			}
 		}
-		m.active[i] = ok
-		if ok && r.hasPrefix {
-			anyPrefix = true
-			m.cands[i] = m.cands[i][:0]
-			if r.atStart {
-				m.cands[i] = append(m.cands[i], 0)
-			}
+		if !found {
+			return false
 		}
 	}
-	if anyPrefix {
-		for _, h := range m.hits {
-			for _, ri := range c.prefixRules[h.lit] {
-				if m.active[ri] {
-					m.cands[ri] = append(m.cands[ri], h.start)
-				}
+	return true
+}
+
+// candidates lists, in order, the positions where a match of r can start:
+// the occurrences of its prefixes (and 0 when it can start at the start).
+func (m *matcher) candidates(r *rule, enc []byte) []int32 {
+	cands := m.cands[:0]
+	if r.atStart {
+		cands = append(cands, 0)
+	}
+	for _, p := range r.prefixes {
+		for from := 0; ; {
+			i := bytes.Index(enc[from:], p)
+			if i < 0 {
+				break
 			}
+			cands = append(cands, int32(from+i))
+			from += i + 1
 		}
 	}
+	if len(r.prefixes) > 1 || r.atStart {
+		slices.Sort(cands)
+		cands = slices.Compact(cands)
+	}
+	m.cands = cands
+	return cands
+}
+
+// matchView finds every rule's matches in one view's encoded text, exactly
+// as String.prototype.matchAll would on the view's text (SPEC section 2),
+// and calls emit for each. enc holds one alphabet byte per unit; m.seen
+// must hold the view's required literals (findLiterals).
+func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func(rule, start, end int)) {
+	n := len(enc)
 	for i := range c.rules {
 		r := &c.rules[i]
 		switch {
 		case !r.fast:
 			m.runes = units(m.runes[:0])
 			c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
-		case !m.active[i]:
+		case !m.active(r):
 		case r.hasPrefix:
-			cands := m.cands[i]
+			cands := m.candidates(r, enc)
 			if len(cands) == 0 {
 				continue
 			}
-			slices.Sort(cands)
-			cands = slices.Compact(cands)
 			budget := 4*n + 256
 			if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
 				r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||

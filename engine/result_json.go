@@ -65,17 +65,25 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainByte marks the ASCII bytes encoding/json writes as they are.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // appendString writes s as encoding/json does with HTML escaping on.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
+		if plainByte[b] {
+			i++
+			continue
+		}
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':

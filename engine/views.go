@@ -105,16 +105,29 @@ func (e *Engine) collect(st *scanState) {
 		return dst
 	}
 
+	c.findLiterals(enc, st.m)
 	c.matchView(enc, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 
 	if flags&fLeet != 0 {
 		st.enc2 = grow(st.enc2, n)
 		enc2 := st.enc2
 		copy(enc2, enc)
-		for i := 0; i < n; i++ {
-			if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
-				enc2[i] = c.ascii[leetTo[u]]
+		var isLeet func(i int) bool
+		if t.ascii {
+			raw := t.raw
+			for i, b := range raw {
+				if unitFlags[b]&fLeet != 0 {
+					enc2[i] = c.ascii[leetTo[b]]
+				}
 			}
+			isLeet = func(i int) bool { return unitFlags[raw[i]]&fLeet != 0 }
+		} else {
+			for i := 0; i < n; i++ {
+				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
+					enc2[i] = c.ascii[leetTo[u]]
+				}
+			}
+			isLeet = func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fLeet != 0 }
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
@@ -126,9 +139,10 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
+		c.findLiteralsNear(enc2, isLeet, st.m)
 		c.matchView(enc2, leetUnits, st.m, func(rule, s, end int) {
 			for i := s; i < end; i++ {
-				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
+				if isLeet(i) {
 					emit(vLeet, rule, s, end)
 					return
 				}
@@ -149,6 +163,7 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
+		c.findLiterals(enc2, st.m)
 		c.matchView(enc2, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
