@@ -40,7 +40,9 @@ if [ -z "$caddy" ]; then
 	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
 	caddy=$tmp/caddy
 fi
-"$caddy" list-modules | grep -qx 'http.handlers.prompt_firewall' ||
+# (Not a pipe into grep -q: with pipefail, grep's early exit would fail it.)
+"$caddy" list-modules >"$tmp/modules"
+grep -qx 'http.handlers.prompt_firewall' "$tmp/modules" ||
 	{ echo "$caddy has no http.handlers.prompt_firewall" >&2; exit 2; }
 (cd "$root" && go build -o "$tmp/fwload" ./bench/fwload)
 
