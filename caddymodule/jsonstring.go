@@ -38,8 +38,13 @@ func jsonString(tok []byte) ([]byte, bool) {
 			i += size
 			continue
 		case b != '\\':
-			out = append(out, b)
-			i++
+			// Copy the run of plain ASCII up to the next byte that needs care.
+			j := i + 1
+			for j < len(in) && in[j] != '\\' && in[j] != '"' && in[j] >= 0x20 && in[j] < utf8.RuneSelf {
+				j++
+			}
+			out = append(out, in[i:j]...)
+			i = j
 			continue
 		}
 		if i+1 >= len(in) {

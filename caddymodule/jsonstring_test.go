@@ -2,8 +2,8 @@ package caddymodule
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"testing"
 )
 

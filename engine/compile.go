@@ -38,6 +38,9 @@ type rule struct {
 	maxOther   int
 	required   [][]int  // conjuncts of literal ids (see jsregex.Literals)
 	prefixes   [][]byte // a match begins with one of these
+	// nonASCII[i]: prefixes[i] holds a byte no ASCII unit maps to, so it
+	// cannot occur in an all-ASCII text (OB-1's invisible characters).
+	nonASCII   []bool
 	atStart    bool
 	hasPrefix  bool
 	alwaysScan bool // no literal to look for: run on every view
@@ -148,8 +151,17 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 	}
 	if lits.HasPrefixes {
 		r.hasPrefix, r.atStart = true, lits.AtStart
+		var fromASCII [128]bool
+		for u := 0; u < 128; u++ {
+			fromASCII[a.Byte[u]] = true
+		}
 		for _, s := range lits.Prefixes {
 			r.prefixes = append(r.prefixes, []byte(s))
+			non := false
+			for i := 0; i < len(s); i++ {
+				non = non || !fromASCII[s[i]]
+			}
+			r.nonASCII = append(r.nonASCII, non)
 		}
 	}
 	r.alwaysScan = len(r.required) == 0 && !r.hasPrefix

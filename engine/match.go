@@ -85,12 +85,15 @@ func (m *matcher) active(r *rule) bool {
 
 // candidates lists, in order, the positions where a match of r can start:
 // the occurrences of its prefixes (and 0 when it can start at the start).
-func (m *matcher) candidates(r *rule, enc []byte) []int32 {
+func (m *matcher) candidates(r *rule, enc []byte, ascii bool) []int32 {
 	cands := m.cands[:0]
 	if r.atStart {
 		cands = append(cands, 0)
 	}
-	for _, p := range r.prefixes {
+	for k, p := range r.prefixes {
+		if ascii && r.nonASCII[k] {
+			continue
+		}
 		for from := 0; ; {
 			i := bytes.Index(enc[from:], p)
 			if i < 0 {
@@ -112,7 +115,8 @@ func (m *matcher) candidates(r *rule, enc []byte) []int32 {
 // as String.prototype.matchAll would on the view's text (SPEC section 2),
 // and calls emit for each. enc holds one alphabet byte per unit; m.seen
 // must hold the view's required literals (findLiterals).
-func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func(rule, start, end int)) {
+// ascii says the view's text is all ASCII.
+func (c *compiled) matchView(enc []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
 	n := len(enc)
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -122,7 +126,7 @@ func (c *compiled) matchView(enc []byte, units unitSource, m *matcher, emit func
 			c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
 		case !m.active(r):
 		case r.hasPrefix:
-			cands := m.candidates(r, enc)
+			cands := m.candidates(r, enc, ascii)
 			if len(cands) == 0 {
 				continue
 			}

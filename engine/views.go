@@ -59,39 +59,21 @@ func (e *Engine) collect(st *scanState) {
 	st.enc = grow(st.enc, n)
 	enc := st.enc
 	var flags uint8
-	run, longRun := 0, false
 	if t.ascii {
 		// The common case, without the unit decoding of t.at.
 		for i, b := range t.raw {
 			enc[i] = c.ascii[b]
-			f := unitFlags[b]
-			flags |= f
-			if f&fB64 != 0 {
-				run++
-				longRun = longRun || run >= 16
+			flags |= unitFlags[b]
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			u := t.at(i)
+			if u < 128 {
+				enc[i] = c.ascii[u]
+				flags |= unitFlags[u]
 			} else {
-				run = 0
+				enc[i] = c.byteOf(u)
 			}
-		}
-		n = 0 // skip the general loop
-	}
-	for i := 0; i < n; i++ {
-		u := t.at(i)
-		var f uint8
-		if u < 128 {
-			enc[i] = c.ascii[u]
-			f = unitFlags[u]
-			flags |= f
-		} else if c.alphabet != nil {
-			enc[i] = c.alphabet.Byte[u]
-		}
-		if f&fB64 != 0 {
-			run++
-			if run >= 16 {
-				longRun = true
-			}
-		} else {
-			run = 0
 		}
 	}
 	n = t.len()
@@ -106,7 +88,7 @@ func (e *Engine) collect(st *scanState) {
 	}
 
 	c.findLiterals(enc, st.m)
-	c.matchView(enc, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+	c.matchView(enc, t.ascii, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 
 	if flags&fLeet != 0 {
 		st.enc2 = grow(st.enc2, n)
@@ -140,7 +122,7 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.findLiteralsNear(enc2, isLeet, st.m)
-		c.matchView(enc2, leetUnits, st.m, func(rule, s, end int) {
+		c.matchView(enc2, t.ascii, leetUnits, st.m, func(rule, s, end int) {
 			for i := s; i < end; i++ {
 				if isLeet(i) {
 					emit(vLeet, rule, s, end)
@@ -164,14 +146,14 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.findLiterals(enc2, st.m)
-		c.matchView(enc2, pctUnits, st.m, func(rule, s, end int) {
+		c.matchView(enc2, false, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
 			}
 		})
 	}
 
-	if longRun {
+	if flags&fB64 != 0 {
 		e.base64View(st, emit)
 	}
 }
@@ -269,11 +251,26 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 	t := &st.t
 	n := t.len()
 	var buf []byte
+	isB64 := func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fB64 != 0 }
+	if t.ascii {
+		raw := t.raw
+		isB64 = func(i int) bool { return unitFlags[raw[i]]&fB64 != 0 }
+	}
 	for i := 0; i < n; {
-		u := t.at(i)
-		if u >= 128 || unitFlags[u]&fB64 == 0 {
+		if !isB64(i) {
 			i++
 			continue
+		}
+		// Most runs are words: skip those shorter than a token quickly.
+		if i+15 >= n || !isB64(i+15) {
+			j := i + 1
+			for j < n && j < i+16 && isB64(j) {
+				j++
+			}
+			if j < i+16 {
+				i = j
+				continue
+			}
 		}
 		start := i
 		std, url := false, false
