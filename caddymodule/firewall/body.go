@@ -125,21 +125,32 @@ func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw
 // (a Content-Length, or -1) sizes the first allocation, but at most
 // maxPrealloc: memory grows with the bytes that really arrive, so a client
 // that declares 16 MiB and sends slowly cannot make every connection hold
-// 16 MiB at once.
+// 16 MiB at once. With an honest Content-Length the body is read into one
+// allocation of its size.
 func readLimited(r io.Reader, sizeHint, max int64) ([]byte, error) {
-	var buf bytes.Buffer
+	size := int64(512)
 	if sizeHint > 0 {
-		// +1: ReadFrom wants room to see EOF without growing again.
-		buf.Grow(int(min(sizeHint, maxPrealloc)) + 1)
+		// +1: room to see EOF without growing.
+		size = min(sizeHint, maxPrealloc, max) + 1
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // let append pick the growth
+		}
+		// Never read more than one byte past max, however far append grew.
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), max+1)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, tooLarge(max)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if n > max {
-		return nil, tooLarge(max)
-	}
-	return buf.Bytes(), nil
 }
 
 // decode undoes one content coding, bounded by max decoded bytes.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
@@ -154,5 +155,34 @@ func TestUnscannedMediaType(t *testing.T) {
 		if got := unscannedMediaType(ct); got != want {
 			t.Errorf("unscannedMediaType(%q) = %v, want %v", ct, got, want)
 		}
+	}
+}
+
+// TestReadLimited: exactly max bytes pass and one more is 413, whatever
+// the Content-Length hint says and however the reader splits the bytes.
+func TestReadLimited(t *testing.T) {
+	for _, hint := range []int64{-1, 0, 1, 99, 100, 101, 1 << 30} {
+		for _, oneByte := range []bool{false, true} {
+			for _, n := range []int{0, 1, 99, 100, 101, 5000} {
+				var r io.Reader = bytes.NewReader(bytes.Repeat([]byte{'x'}, n))
+				if oneByte {
+					r = iotest.OneByteReader(r)
+				}
+				got, err := readLimited(r, hint, 100)
+				if n > 100 {
+					if fe, ok := err.(*failure); !ok || fe.status != 413 {
+						t.Errorf("hint %d, %d bytes: err %v, want 413", hint, n, err)
+					}
+					continue
+				}
+				if err != nil || len(got) != n {
+					t.Errorf("hint %d, %d bytes: got %d bytes, err %v", hint, n, len(got), err)
+				}
+			}
+		}
+	}
+	// A broken connection is a read error, not a refusal.
+	if _, err := readLimited(iotest.TimeoutReader(iotest.OneByteReader(strings.NewReader("abc"))), 3, 100); err == nil {
+		t.Error("read error swallowed")
 	}
 }
