@@ -523,3 +523,28 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestOtherAPIs: Ollama, legacy completions, embeddings and any other JSON
+// are scanned too; their blocks use the OpenAI error shape.
+func TestOtherAPIs(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	q := strconv.Quote(malText)
+	for _, tc := range []struct{ name, path, body, param string }{
+		{"ollama chat", "/api/chat", `{"model":"llama3","messages":[{"role":"user","content":` + q + `}]}`, "messages[0].content"},
+		{"ollama generate", "/api/generate", `{"model":"llama3","prompt":` + q + `}`, "prompt"},
+		{"completions", "/v1/completions", `{"model":"x","prompt":["hi",` + q + `]}`, "prompt[1]"},
+		{"embeddings", "/v1/embeddings", `{"model":"x","input":` + q + `}`, "input"},
+		{"any JSON", "/internal/agent/run", `{"task":{"notes":["ok",{"deep":` + q + `}]}}`, "task.notes[1].deep"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := fx.do(t, post(tc.path, tc.body))
+			var e openAIErr
+			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil || res.up.called || res.rec.Code != 400 {
+				t.Fatalf("%d %s", res.rec.Code, res.rec.Body)
+			}
+			if e.Error.Code != CodePromptInjection || e.Error.Param == nil || *e.Error.Param != tc.param {
+				t.Errorf("error %+v param %v", e.Error, e.Error.Param)
+			}
+		})
+	}
+}
