@@ -77,15 +77,26 @@ func (s *Set) Len() int {
 	return n
 }
 
+// only returns the unit of s when s holds exactly one, without counting
+// the whole set.
+func (s *Set) only() (uint16, bool) {
+	found := -1
+	for i, w := range s {
+		if w == 0 {
+			continue
+		}
+		if found >= 0 || w&(w-1) != 0 {
+			return 0, false
+		}
+		found = i<<6 | bits.TrailingZeros64(w)
+	}
+	return uint16(found), found >= 0
+}
+
 // Single returns the only unit of s, or -1 if s does not hold exactly one.
 func (s *Set) Single() int {
-	if s.Len() != 1 {
-		return -1
-	}
-	for i, w := range s {
-		if w != 0 {
-			return i<<6 | bits.TrailingZeros64(w)
-		}
+	if u, ok := s.only(); ok {
+		return int(u)
 	}
 	return -1
 }
@@ -160,13 +171,31 @@ func canonical() []uint16 {
 			t[u] = uint16(up)
 		}
 		canonTable = t
-		byKey := map[uint16][]uint16{}
-		for u := range t {
-			byKey[t[u]] = append(byKey[t[u]], uint16(u))
+		// Group units by key with counting arrays: a map of 65,536 slices
+		// made this the slowest step of starting a process.
+		count := make([]uint16, 1<<16)
+		for _, k := range t {
+			count[k]++
 		}
-		for u := range t {
-			if c := byKey[uint16(u)]; len(c) > 1 {
-				foldClasses = append(foldClasses, c)
+		start := make([]int32, 1<<16+1)
+		for k := range count {
+			n := int32(0)
+			if count[k] > 1 {
+				n = int32(count[k])
+			}
+			start[k+1] = start[k] + n
+		}
+		flat := make([]uint16, start[1<<16])
+		fill := append([]int32(nil), start[:1<<16]...)
+		for u, k := range t {
+			if count[k] > 1 {
+				flat[fill[k]] = uint16(u)
+				fill[k]++
+			}
+		}
+		for k := range count {
+			if count[k] > 1 {
+				foldClasses = append(foldClasses, flat[start[k]:start[k+1]])
 			}
 		}
 	})
@@ -188,19 +217,17 @@ func fullUpperIsLonger(r rune) bool {
 // every unit whose Canonicalize equals that of a unit in s.
 func FoldCase(s *Set) *Set {
 	canonical()
-	if s.Len() == 1 {
+	if u, one := s.only(); one {
 		foldedMu.Lock()
-		f, ok := folded[single(uint16(s.Single()))]
+		f, ok := folded[single(u)]
 		foldedMu.Unlock()
 		if ok {
 			return f
 		}
-		defer func() {
-			foldedMu.Lock()
-			folded[single(uint16(s.Single()))] = f
-			foldedMu.Unlock()
-		}()
 		f = foldSet(s)
+		foldedMu.Lock()
+		folded[single(u)] = f
+		foldedMu.Unlock()
 		return f
 	}
 	return foldSet(s)
