@@ -112,10 +112,20 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	}
 
 	sr, err := h.fac.Settle(ctx, payload, accepted)
-	if err != nil {
+	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
+		// Broadcast but not yet seen confirmed. Asking again makes the
+		// reference facilitator wait on that same transaction; one that
+		// re-sends it sends the identical transaction, which the chain
+		// runs at most once.
+		sr, err = h.fac.Settle(ctx, payload, accepted)
+	}
+	if err != nil || (!sr.Success && sr.ErrorReason == reasonSettlementPending) {
 		// The transaction may have been sent and may still land: the
 		// key stays reserved, so the same payment can never buy a
 		// second answer, and no result is given for this one.
+		if err == nil {
+			err = errors.New("settlement still pending")
+		}
 		h.unsettled(w, checked, err)
 		return
 	}
@@ -257,13 +267,28 @@ func (h *Handler) record(ctx context.Context, row store.LedgerRow) error {
 	return err
 }
 
+// Settlement reasons of the reference facilitator (@x402/svm) that say
+// the transaction was, or may have been, sent.
+const (
+	reasonSettlementPending    = "settlement_pending"
+	reasonTransactionFailed    = "invalid_exact_svm_transaction_failed"
+	reasonPostSettlementUnseen = "post_settlement_transfer_not_confirmed"
+)
+
 // settleFailedBeforeSending reports whether a settlement failure reason
-// says the transaction was refused before it was sent: those are the
-// verification reasons (invalid_...), which the facilitator re-checks
-// first when settling. Any other failure (a send or confirmation error,
-// duplicate_settlement) may hide a transaction that lands later, so its
-// key stays used.
+// says the transaction was refused before it was sent: the verification
+// reasons (invalid_exact_svm_...), which the facilitator re-checks first
+// when settling. invalid_exact_svm_transaction_failed is the exception: the
+// reference facilitator also uses it when sending or confirming failed,
+// after which the transaction may still land. Any other reason
+// (duplicate_settlement, settlement_pending, one we do not know) keeps the
+// key used too: refusing an honest retry costs the client a new signature,
+// accepting a landed payment twice gives a scan away.
 func settleFailedBeforeSending(reason string) bool {
+	switch reason {
+	case reasonTransactionFailed, reasonSettlementPending, reasonPostSettlementUnseen:
+		return false
+	}
 	return strings.HasPrefix(reason, "invalid_")
 }
 

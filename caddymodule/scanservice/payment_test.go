@@ -494,3 +494,58 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestSettlementPending(t *testing.T) {
+	pending := func(_ *x402.PaymentPayload, req x402.Requirements) (int, any) {
+		return 200, map[string]any{"success": false, "errorReason": "settlement_pending", "transaction": "5igP1", "network": req.Network}
+	}
+	t.Run("confirmed when asked again", func(t *testing.T) {
+		f := newFakeFacilitator(t)
+		th := paidHandler(t, f, nil)
+		header := payment(t, ask(t, th), nil)
+		calls := 0
+		f.settle = func(p *x402.PaymentPayload, req x402.Requirements) (int, any) {
+			calls++
+			if calls == 1 {
+				return pending(p, req)
+			}
+			return 200, map[string]any{"success": true, "transaction": "5igP1", "network": req.Network, "payer": payerAddr}
+		}
+		w := pay(t, th, header)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"verdict"`) || f.count("/settle") != 2 {
+			t.Fatalf("pending then confirmed: %d %s after %d settle calls", w.Code, w.Body, f.count("/settle"))
+		}
+		if n := len(th.ledger(t)); n != 1 {
+			t.Fatalf("%d ledger rows", n)
+		}
+	})
+	t.Run("still pending", func(t *testing.T) {
+		f := newFakeFacilitator(t)
+		th := paidHandler(t, f, nil)
+		header := payment(t, ask(t, th), nil)
+		f.settle = pending
+		w := pay(t, th, header)
+		if w.Code != 503 || strings.Contains(w.Body.String(), `"verdict"`) || f.count("/settle") != 2 {
+			t.Fatalf("still pending: %d %s after %d settle calls", w.Code, w.Body, f.count("/settle"))
+		}
+		f.settle = nil
+		if w := pay(t, th, header); w.Code != 402 || offerOf(t, w).Error != "duplicate_settlement" {
+			t.Fatalf("a payment that may still land was accepted again: %d %s", w.Code, w.Body)
+		}
+	})
+	t.Run("failed while sending", func(t *testing.T) {
+		f := newFakeFacilitator(t)
+		th := paidHandler(t, f, nil)
+		header := payment(t, ask(t, th), nil)
+		f.settle = func(_ *x402.PaymentPayload, req x402.Requirements) (int, any) {
+			return 200, map[string]any{"success": false, "errorReason": "invalid_exact_svm_transaction_failed", "transaction": "", "network": req.Network}
+		}
+		if w := pay(t, th, header); w.Code != 402 || w.Header().Get("PAYMENT-RESPONSE") == "" {
+			t.Fatalf("transaction failed: %d %s", w.Code, w.Body)
+		}
+		f.settle = nil
+		if w := pay(t, th, header); w.Code != 402 || offerOf(t, w).Error != "duplicate_settlement" {
+			t.Fatalf("a payment whose sending failed was accepted again: %d %s", w.Code, w.Body)
+		}
+	})
+}
