@@ -9,6 +9,14 @@
 //
 // Nothing here ever sees a submitted text: the ledger holds the payer, the
 // time, the price, the verdict and per-category counts, and nothing else.
+//
+// A PostgreSQL backend keeps the same three tables (ledger with time as
+// timestamptz and category_counts as jsonb; precheck keyed by caller;
+// payments keyed by key) and the same atomic steps: Precheck as one
+// transaction that locks the caller's row (INSERT ... ON CONFLICT DO
+// NOTHING, then SELECT ... FOR UPDATE) around decide; Reserve as INSERT ...
+// ON CONFLICT DO NOTHING; Record as a plain INSERT committed with
+// synchronous_commit on. It then passes storetest.Run unchanged.
 package store
 
 import (
