@@ -94,3 +94,21 @@ func (ac *ahoCorasick) scan(text []byte, seen []uint64) {
 		}
 	}
 }
+
+// scanHits calls hit(end, lit) for every occurrence of every literal, end
+// being the index just past it.
+func (ac *ahoCorasick) scanHits(text []byte, hit func(end int, lit int32)) {
+	row := uint32(0)
+	k := uint32(ac.k)
+	delta, col := ac.delta, &ac.col
+	for i, b := range text {
+		v := delta[row+uint32(col[b&0x7F])]
+		row = v &^ hasOut
+		if v&hasOut != 0 {
+			s := row / k
+			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+				hit(i+1, lit)
+			}
+		}
+	}
+}

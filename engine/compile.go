@@ -38,12 +38,12 @@ type rule struct {
 	maxOther   int
 	required   [][]int  // conjuncts of literal ids (see jsregex.Literals)
 	prefixes   [][]byte // a match begins with one of these
-	// nonASCII[i]: prefixes[i] holds a byte no ASCII unit maps to, so it
-	// cannot occur in an all-ASCII text (OB-1's invisible characters).
-	nonASCII   []bool
-	atStart    bool
-	hasPrefix  bool
-	alwaysScan bool // no literal to look for: run on every view
+	// onlyNonASCII: every prefix holds a byte no ASCII unit maps to, so the
+	// rule cannot match an all-ASCII text (OB-1's invisible characters).
+	onlyNonASCII bool
+	atStart      bool
+	hasPrefix    bool
+	alwaysScan   bool // no literal to look for: run on every view
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -57,6 +57,12 @@ type compiled struct {
 	ac       *ahoCorasick
 	litCount int
 	maxLit   int // the longest required literal
+
+	// The prefixes of all rules, searched in one pass for the rules that
+	// can match a view: prefixRules[lit] lists the rules lit begins.
+	prefixAC    *ahoCorasick
+	prefixLens  []int32
+	prefixRules [][]int32
 }
 
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
@@ -120,6 +126,23 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))
 		}
+		ids := map[string]int{}
+		var prefixes []string
+		for i := range c.rules {
+			r := &c.rules[i]
+			for _, p := range r.prefixes {
+				id, ok := ids[string(p)]
+				if !ok {
+					id = len(prefixes)
+					ids[string(p)] = id
+					prefixes = append(prefixes, string(p))
+					c.prefixLens = append(c.prefixLens, int32(len(p)))
+					c.prefixRules = append(c.prefixRules, nil)
+				}
+				c.prefixRules[id] = append(c.prefixRules[id], int32(i))
+			}
+		}
+		c.prefixAC = newAhoCorasick(prefixes, col, alpha.Size)
 	}
 	return c, nil
 }
@@ -155,13 +178,14 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 		for u := 0; u < 128; u++ {
 			fromASCII[a.Byte[u]] = true
 		}
+		r.onlyNonASCII = !r.atStart
 		for _, s := range lits.Prefixes {
 			r.prefixes = append(r.prefixes, []byte(s))
 			non := false
 			for i := 0; i < len(s); i++ {
 				non = non || !fromASCII[s[i]]
 			}
-			r.nonASCII = append(r.nonASCII, non)
+			r.onlyNonASCII = r.onlyNonASCII && non
 		}
 	}
 	r.alwaysScan = len(r.required) == 0 && !r.hasPrefix

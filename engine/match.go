@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"slices"
 )
 
@@ -16,14 +15,19 @@ type span struct {
 // matcher holds the per-scan buffers of one view's matching. It is reused
 // through a pool, so a scan allocates nothing per byte.
 type matcher struct {
-	seen  []uint64 // required literals present in the view
-	cands []int32
-	ends  []int32
-	runes []rune
+	seen   []uint64 // required literals present in the view
+	active []bool   // rules that can match the view
+	cands  [][]int32
+	ends   []int32
+	runes  []rune
 }
 
 func (c *compiled) newMatcher() *matcher {
-	return &matcher{seen: make([]uint64, (c.litCount+63)/64)}
+	return &matcher{
+		seen:   make([]uint64, (c.litCount+63)/64),
+		active: make([]bool, len(c.rules)),
+		cands:  make([][]int32, len(c.rules)),
+	}
 }
 
 // unitSource gives the view's text as units for the backtracking engine;
@@ -67,7 +71,7 @@ func (c *compiled) findLiteralsNear(enc []byte, marked func(i int) bool, m *matc
 
 // active reports whether every required conjunct of r has a literal in
 // m.seen: otherwise r cannot match the view.
-func (m *matcher) active(r *rule) bool {
+func (m *matcher) isActive(r *rule) bool {
 	for _, conj := range r.required {
 		found := false
 		for _, l := range conj {
@@ -83,50 +87,61 @@ func (m *matcher) active(r *rule) bool {
 	return true
 }
 
-// candidates lists, in order, the positions where a match of r can start:
-// the occurrences of its prefixes (and 0 when it can start at the start).
-func (m *matcher) candidates(r *rule, enc []byte, ascii bool) []int32 {
-	cands := m.cands[:0]
-	if r.atStart {
-		cands = append(cands, 0)
-	}
-	for k, p := range r.prefixes {
-		if ascii && r.nonASCII[k] {
-			continue
-		}
-		for from := 0; ; {
-			i := bytes.Index(enc[from:], p)
-			if i < 0 {
-				break
+// findCandidates fills m.cands for the active rules with prefixes: the
+// positions where a match can start, in order (one pass over the view for
+// all of them).
+func (c *compiled) findCandidates(enc []byte, m *matcher) {
+	any := false
+	for i := range c.rules {
+		r := &c.rules[i]
+		if m.active[i] && r.hasPrefix {
+			any = true
+			m.cands[i] = m.cands[i][:0]
+			if r.atStart {
+				m.cands[i] = append(m.cands[i], 0)
 			}
-			cands = append(cands, int32(from+i))
-			from += i + 1
 		}
 	}
-	if len(r.prefixes) > 1 || r.atStart {
-		slices.Sort(cands)
-		cands = slices.Compact(cands)
+	if !any {
+		return
 	}
-	m.cands = cands
-	return cands
+	c.prefixAC.scanHits(enc, func(end int, lit int32) {
+		for _, ri := range c.prefixRules[lit] {
+			if m.active[ri] {
+				m.cands[ri] = append(m.cands[ri], int32(end)-c.prefixLens[lit])
+			}
+		}
+	})
+	for i := range c.rules {
+		if m.active[i] && c.rules[i].hasPrefix && len(m.cands[i]) > 1 {
+			// Hits arrive by end; prefixes of several lengths disorder starts.
+			slices.Sort(m.cands[i])
+			m.cands[i] = slices.Compact(m.cands[i])
+		}
+	}
 }
 
 // matchView finds every rule's matches in one view's encoded text, exactly
 // as String.prototype.matchAll would on the view's text (SPEC section 2),
 // and calls emit for each. enc holds one alphabet byte per unit; m.seen
-// must hold the view's required literals (findLiterals).
-// ascii says the view's text is all ASCII.
+// must hold the view's required literals (findLiterals). ascii says the
+// view's text is all ASCII.
 func (c *compiled) matchView(enc []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
 	n := len(enc)
+	for i := range c.rules {
+		r := &c.rules[i]
+		m.active[i] = r.fast && !(ascii && r.onlyNonASCII) && m.isActive(r)
+	}
+	c.findCandidates(enc, m)
 	for i := range c.rules {
 		r := &c.rules[i]
 		switch {
 		case !r.fast:
 			m.runes = units(m.runes[:0])
 			c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
-		case !m.active(r):
+		case !m.active[i]:
 		case r.hasPrefix:
-			cands := m.candidates(r, enc, ascii)
+			cands := m.cands[i]
 			if len(cands) == 0 {
 				continue
 			}

@@ -249,64 +249,64 @@ func (p *pctView) push(u uint16, from, to int32, esc *int32) {
 // (SPEC section 3.4).
 func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end int)) {
 	t := &st.t
-	n := t.len()
-	var buf []byte
-	isB64 := func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fB64 != 0 }
-	if t.ascii {
-		raw := t.raw
-		isB64 = func(i int) bool { return unitFlags[raw[i]]&fB64 != 0 }
+	var buf, src []byte
+	token := func(start, runEnd, end int, url bool) {
+		src = src[:0]
+		for k := start; k < runEnd; k++ {
+			src = append(src, byte(t.at(k)))
+		}
+		enc := base64.RawStdEncoding
+		if url {
+			enc = base64.RawURLEncoding
+		}
+		buf = grow(buf, enc.DecodedLen(len(src)))
+		m, err := enc.Decode(buf, src)
+		if err != nil || !plausibleText(buf[:m]) {
+			return
+		}
+		for _, rule := range e.rulesMatching(append([]byte(nil), buf[:m]...)) {
+			emit(vBase64, rule, start, end)
+		}
 	}
+	if t.ascii {
+		findTokens(t.raw, token)
+	} else {
+		findTokens(t.units, token)
+	}
+}
+
+// findTokens calls token for every base64 token of s: a run of at least 16
+// characters of [A-Za-z0-9+/_-] that does not mix the two alphabets and
+// whose length mod 4 is not 1, with up to two '=' after it (end includes
+// them).
+func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url bool)) {
+	n := len(s)
+	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
 	for i := 0; i < n; {
-		if !isB64(i) {
+		if !isB64(s[i]) {
 			i++
 			continue
 		}
-		// Most runs are words: skip those shorter than a token quickly.
-		if i+15 >= n || !isB64(i+15) {
-			j := i + 1
-			for j < n && j < i+16 && isB64(j) {
-				j++
-			}
-			if j < i+16 {
-				i = j
-				continue
-			}
-		}
 		start := i
 		std, url := false, false
-		for i < n {
-			u := t.at(i)
-			if u >= 128 || unitFlags[u]&fB64 == 0 {
-				break
+		for i < n && isB64(s[i]) {
+			switch s[i] {
+			case '+', '/':
+				std = true
+			case '-', '_':
+				url = true
 			}
-			std = std || u == '+' || u == '/'
-			url = url || u == '-' || u == '_'
 			i++
 		}
 		runEnd := i
-		for k := 0; k < 2 && i < n && t.at(i) == '='; k++ {
+		for k := 0; k < 2 && i < n && s[i] == '='; k++ {
 			i++
 		}
 		runLen := runEnd - start
 		if runLen < 16 || std && url || runLen%4 == 1 {
 			continue
 		}
-		src := make([]byte, runLen)
-		for k := range src {
-			src[k] = byte(t.at(start + k))
-		}
-		enc := base64.RawStdEncoding
-		if url {
-			enc = base64.RawURLEncoding
-		}
-		buf = grow(buf, enc.DecodedLen(runLen))
-		m, err := enc.Decode(buf, src)
-		if err != nil || !plausibleText(buf[:m]) {
-			continue
-		}
-		for _, rule := range e.rulesMatching(append([]byte(nil), buf[:m]...)) {
-			emit(vBase64, rule, start, i)
-		}
+		token(start, runEnd, i, url)
 	}
 }
 
