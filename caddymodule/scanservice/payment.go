@@ -85,64 +85,11 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	// the payment has settled.
 	res := h.scan(req.Text)
 
-	reserved, err := h.store.Reserve(ctx, checked.Key, h.now())
-	if err != nil {
-		h.unavailableStore(w, err)
-		return
-	}
-	if !reserved {
-		h.metrics.payment(outcomeDuplicate)
-		h.paymentRequired(w, offer, x402.ReasonDuplicateSettlement)
-		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", checked.Payer), zap.String("reason", x402.ReasonDuplicateSettlement))
+	sr, payer, ok := h.charge(ctx, w, offer, payload, accepted, checked)
+	if !ok {
 		return
 	}
 
-	vr, err := h.fac.Verify(ctx, payload, accepted)
-	if err != nil {
-		// Verify submits nothing: the payment cannot have been taken,
-		// so the client may use it again once the facilitator is back.
-		h.release(checked.Key)
-		h.unavailable(w, "verifying a payment", err)
-		return
-	}
-	if !vr.IsValid {
-		h.release(checked.Key)
-		h.refuse(w, offer, nonEmpty(vr.InvalidReason, "invalid_payment"))
-		return
-	}
-
-	sr, err := h.fac.Settle(ctx, payload, accepted)
-	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
-		// Broadcast but not yet seen confirmed. Asking again makes the
-		// reference facilitator wait on that same transaction; one that
-		// re-sends it sends the identical transaction, which the chain
-		// runs at most once.
-		sr, err = h.fac.Settle(ctx, payload, accepted)
-	}
-	if err != nil || (!sr.Success && sr.ErrorReason == reasonSettlementPending) {
-		// The transaction may have been sent and may still land: the
-		// key stays reserved, so the same payment can never buy a
-		// second answer, and no result is given for this one.
-		if err == nil {
-			err = errors.New("settlement still pending")
-		}
-		h.unsettled(w, checked, err)
-		return
-	}
-	if !sr.Success {
-		reason := nonEmpty(sr.ErrorReason, "settlement_failed")
-		if settleFailedBeforeSending(reason) {
-			h.release(checked.Key)
-		}
-		h.metrics.payment(outcomeFailed)
-		w.Header().Set(x402.HeaderPaymentResponse, sr.Header())
-		h.paymentRequired(w, offer, reason)
-		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", nonEmpty(sr.Payer, checked.Payer)),
-			zap.String("reason", reason))
-		return
-	}
-
-	payer := nonEmpty(sr.Payer, vr.Payer, checked.Payer)
 	row := store.LedgerRow{
 		Payer:          payer,
 		Time:           h.now(),
@@ -167,6 +114,72 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, scanResponse{RulesID: h.rulesID(), Result: res})
 	h.logRequest("scan", http.StatusOK, zap.String("payer", payer), zap.String("transaction", sr.Transaction),
 		zap.String("verdict", string(res.Verdict)), zap.Any("category_counts", res.CategoryCounts))
+}
+
+// charge takes the payment: it reserves the payment's key, has the
+// facilitator verify and settle it, and releases the key only after a
+// definite failure that cannot have moved money. When it returns false it
+// has answered the request.
+func (h *Handler) charge(ctx context.Context, w http.ResponseWriter, offer x402.PaymentRequired,
+	payload *x402.PaymentPayload, accepted x402.Requirements, checked *x402.Checked) (*x402.SettleResponse, string, bool) {
+	reserved, err := h.store.Reserve(ctx, checked.Key, h.now())
+	if err != nil {
+		h.unavailableStore(w, err)
+		return nil, "", false
+	}
+	if !reserved {
+		h.metrics.payment(outcomeDuplicate)
+		h.paymentRequired(w, offer, x402.ReasonDuplicateSettlement)
+		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", checked.Payer), zap.String("reason", x402.ReasonDuplicateSettlement))
+		return nil, "", false
+	}
+
+	vr, err := h.fac.Verify(ctx, payload, accepted)
+	if err != nil {
+		// Verify submits nothing: the payment cannot have been taken,
+		// so the client may use it again once the facilitator is back.
+		h.release(checked.Key)
+		h.unavailable(w, "verifying a payment", err)
+		return nil, "", false
+	}
+	if !vr.IsValid {
+		h.release(checked.Key)
+		h.refuse(w, offer, nonEmpty(vr.InvalidReason, "invalid_payment"))
+		return nil, "", false
+	}
+
+	sr, err := h.fac.Settle(ctx, payload, accepted)
+	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
+		// Broadcast but not yet seen confirmed. Asking again makes the
+		// reference facilitator wait on that same transaction; one that
+		// re-sends it sends the identical transaction, which the chain
+		// runs at most once.
+		sr, err = h.fac.Settle(ctx, payload, accepted)
+	}
+	if err != nil || (!sr.Success && sr.ErrorReason == reasonSettlementPending) {
+		// The transaction may have been sent and may still land: the
+		// key stays reserved, so the same payment can never buy a
+		// second answer, and no result is given for this one.
+		if err == nil {
+			err = errors.New("settlement still pending")
+		}
+		h.unsettled(w, checked, err)
+		return nil, "", false
+	}
+	if !sr.Success {
+		reason := nonEmpty(sr.ErrorReason, "settlement_failed")
+		if settleFailedBeforeSending(reason) {
+			h.release(checked.Key)
+		}
+		h.metrics.payment(outcomeFailed)
+		w.Header().Set(x402.HeaderPaymentResponse, sr.Header())
+		h.paymentRequired(w, offer, reason)
+		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", nonEmpty(sr.Payer, checked.Payer)),
+			zap.String("reason", reason))
+		return nil, "", false
+	}
+
+	return sr, nonEmpty(sr.Payer, vr.Payer, checked.Payer), true
 }
 
 // offer is this request's 402 document: one exact-SVM requirement whose
