@@ -8,8 +8,10 @@
 #   firewall  prompt_firewall (defaults) + the same reverse_proxy
 # then loads both in alternating rounds with the same OpenAI chat bodies
 # (fwload load): a 4 KiB multi-turn chat and a 256 KiB long-context message.
-# Prints req/s, p50, p99 and max per site and size (median of the rounds)
-# and the firewall/plain throughput ratio and p99 difference.
+# Prints req/s, p50, p99, max and caddy's CPU time per request per site and
+# size (median of the rounds), and the firewall/plain throughput ratio and
+# p99 difference. The CPU column is the least sensitive to other load on the
+# machine: it counts only caddy's own user+system time.
 #
 # Environment: CONNS (16), DURATION (5s per round), ROUNDS (3), SIZES
 # (4k,256k), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+2),
@@ -66,7 +68,8 @@ http://127.0.0.1:$fw_port {
 CADDY
 XDG_DATA_HOME=$tmp/data XDG_CONFIG_HOME=$tmp/config \
 	"$caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
-pids+=($!)
+caddy_pid=$!
+pids+=($caddy_pid)
 
 # Wait for both sites.
 for port in "$plain_port" "$fw_port"; do
@@ -77,6 +80,6 @@ for port in "$plain_port" "$fw_port"; do
 done
 
 echo "caddy: $("$caddy" version | head -c 60); go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN)"
-"$tmp/fwload" load -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" \
+"$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" \
 	-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions" \
 	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions"

@@ -139,6 +139,32 @@ type stats struct {
 	p50, p99, max time.Duration
 	errors        int64
 	n             int
+	cpuPerReq     time.Duration // of the -cpu-pid process; 0 if unknown
+}
+
+// procCPU returns the user+system CPU time of process pid, or -1.
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return -1
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// fields 14 and 15 of the whole line, in clock ticks (100 per second
+	// on Linux).
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	k, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
 func load(args []string) {
@@ -150,6 +176,7 @@ func load(args []string) {
 	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round is reported)")
 	warm := fs.Duration("warmup", time.Second, "warm-up per target and size, not measured")
+	cpuPID := fs.Int("cpu-pid", 0, "also report this process's CPU time per request (Linux /proc), e.g. caddy's")
 	fs.Parse(args)
 	if len(ts) < 1 {
 		fmt.Fprintln(os.Stderr, "need at least one -target")
@@ -162,7 +189,7 @@ func load(args []string) {
 		}
 	}
 	fmt.Printf("connections %d, round %s, rounds %d\n", *conns, *dur, *rounds)
-	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s\n", "size", "target", "req/s", "p50", "p99", "max", "errors")
+	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s %12s\n", "size", "target", "req/s", "p50", "p99", "max", "errors", "server-cpu/req")
 	for _, size := range strings.Split(*sizes, ",") {
 		b, err := body(size)
 		if err != nil {
@@ -175,18 +202,31 @@ func load(args []string) {
 		}
 		for r := 0; r < *rounds; r++ {
 			for i, t := range ts {
-				results[i] = append(results[i], run(t.url, b, *conns, *dur))
+				c0 := procCPU(*cpuPID)
+				st := run(t.url, b, *conns, *dur)
+				if c1 := procCPU(*cpuPID); c0 >= 0 && c1 >= 0 && st.n > 0 {
+					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
+				}
+				results[i] = append(results[i], st)
 			}
 		}
 		med := make([]stats, len(ts))
 		for i, t := range ts {
 			med[i] = median(results[i])
 			s := med[i]
-			fmt.Printf("%-6s %-10s %10.0f %10s %10s %10s %7d\n", size, t.name, s.rps, round(s.p50), round(s.p99), round(s.max), s.errors)
+			cpu := "-"
+			if s.cpuPerReq > 0 {
+				cpu = strconv.FormatFloat(float64(s.cpuPerReq)/1e3, 'f', 0, 64) + "µs"
+			}
+			fmt.Printf("%-6s %-10s %10.0f %10s %10s %10s %7d %12s\n", size, t.name, s.rps, round(s.p50), round(s.p99), round(s.max), s.errors, cpu)
 		}
 		for i := 1; i < len(ts); i++ {
-			fmt.Printf("%-6s %s/%s throughput %.3fx, p99 %+.3f ms (body %d bytes)\n", size, ts[i].name, ts[0].name,
-				med[i].rps/med[0].rps, float64(med[i].p99-med[0].p99)/1e6, len(b))
+			fmt.Printf("%-6s %s/%s throughput %.3fx, p99 %+.3f ms", size, ts[i].name, ts[0].name,
+				med[i].rps/med[0].rps, float64(med[i].p99-med[0].p99)/1e6)
+			if med[i].cpuPerReq > 0 && med[0].cpuPerReq > 0 {
+				fmt.Printf(", server CPU %+.0f µs/request", float64(med[i].cpuPerReq-med[0].cpuPerReq)/1e3)
+			}
+			fmt.Printf(" (body %d bytes)\n", len(b))
 		}
 	}
 }
