@@ -160,6 +160,8 @@ func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 }
 
 func scanLine(eng *engine.Engine, line []byte, w *bufio.Writer, buf []byte) ([]byte, error) {
+	// buf is the output line's storage, reused from line to line; the
+	// decoded text borrows it first and is done with before output starts.
 	members, err := splitObject(line)
 	if err != nil {
 		return buf, err
@@ -169,9 +171,12 @@ func scanLine(eng *engine.Engine, line []byte, w *bufio.Writer, buf []byte) ([]b
 	for _, m := range members {
 		switch m.key {
 		case "text", "text_base64":
-			s, ok := jsonString(m.value)
+			s, ok := appendJSONString(buf, m.value)
 			if !ok {
 				return buf, fmt.Errorf("%q must be a string", m.key)
+			}
+			if cap(s) > cap(buf) {
+				buf = s[:0]
 			}
 			if m.key == "text" {
 				text = s

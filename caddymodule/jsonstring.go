@@ -9,7 +9,10 @@ import (
 // UTF-8 and lone surrogate escapes become U+FFFD, which is how the HTTP
 // endpoints read a text too. It reports false for anything that is not a
 // valid JSON string. Without escapes the result shares tok's bytes.
-func jsonString(tok []byte) ([]byte, bool) {
+func jsonString(tok []byte) ([]byte, bool) { return appendJSONString(nil, tok) }
+
+// appendJSONString is jsonString decoding into dst's storage.
+func appendJSONString(dst, tok []byte) ([]byte, bool) {
 	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
 		return nil, false
 	}
@@ -25,8 +28,7 @@ func jsonString(tok []byte) ([]byte, bool) {
 	if i == len(in) {
 		return in, true
 	}
-	out := make([]byte, i, len(in)+8)
-	copy(out, in[:i])
+	out := append(dst[:0], in[:i]...)
 	for i < len(in) {
 		b := in[i]
 		switch {

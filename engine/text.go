@@ -8,8 +8,8 @@ import "unicode/utf8"
 type text struct {
 	raw   []byte
 	ascii bool
-	units []uint16 // nil when ascii
-	off   []int32  // byte offset where each unit's character begins; nil when ascii
+	units []uint16 // empty when ascii
+	off   []int32  // byte offset where each unit's character begins; empty when ascii
 }
 
 func (t *text) len() int {
@@ -61,7 +61,8 @@ func isASCII(b []byte) bool {
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
 	if isASCII(raw) {
-		t.ascii, t.units, t.off = true, nil, nil
+		// Keep the buffers for the next non-ASCII text.
+		t.ascii, t.units, t.off = true, t.units[:0], t.off[:0]
 		return
 	}
 	t.ascii = false
