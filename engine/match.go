@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
 )
 
@@ -91,27 +92,48 @@ func (m *matcher) isActive(r *rule) bool {
 // positions where a match can start, in order (one pass over the view for
 // all of them).
 func (c *compiled) findCandidates(enc []byte, m *matcher) {
-	any := false
+	prefixes := 0
 	for i := range c.rules {
 		r := &c.rules[i]
 		if m.active[i] && r.hasPrefix {
-			any = true
+			prefixes += len(r.prefixes)
 			m.cands[i] = m.cands[i][:0]
 			if r.atStart {
 				m.cands[i] = append(m.cands[i], 0)
 			}
 		}
 	}
-	if !any {
+	if prefixes == 0 {
 		return
 	}
-	c.prefixAC.scanHits(enc, func(end int, lit int32) {
-		for _, ri := range c.prefixRules[lit] {
-			if m.active[ri] {
-				m.cands[ri] = append(m.cands[ri], int32(end)-c.prefixLens[lit])
+	if prefixes <= 4 {
+		// A few prefixes are found faster one by one (memchr) than by a
+		// pass of the automaton.
+		for i := range c.rules {
+			r := &c.rules[i]
+			if !m.active[i] || !r.hasPrefix {
+				continue
+			}
+			for _, p := range r.prefixes {
+				for from := 0; ; {
+					k := bytes.Index(enc[from:], p)
+					if k < 0 {
+						break
+					}
+					m.cands[i] = append(m.cands[i], int32(from+k))
+					from += k + 1
+				}
 			}
 		}
-	})
+	} else {
+		c.prefixAC.scanHits(enc, func(end int, lit int32) {
+			for _, ri := range c.prefixRules[lit] {
+				if m.active[ri] {
+					m.cands[ri] = append(m.cands[ri], int32(end)-c.prefixLens[lit])
+				}
+			}
+		})
+	}
 	for i := range c.rules {
 		if m.active[i] && c.rules[i].hasPrefix && len(m.cands[i]) > 1 {
 			// Hits arrive by end; prefixes of several lengths disorder starts.

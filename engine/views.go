@@ -282,7 +282,13 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url bool)) {
 	n := len(s)
 	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
-	for i := 0; i < n; {
+	for i := 0; i+16 <= n; {
+		// A token needs 16 base64 characters in a row: when the 16th from
+		// here is not one, none starts before it (words are skipped whole).
+		if !isB64(s[i+15]) {
+			i += 16
+			continue
+		}
 		if !isB64(s[i]) {
 			i++
 			continue
