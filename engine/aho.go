@@ -78,11 +78,12 @@ func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
 	return ac
 }
 
-// scan sets the bit of every literal that occurs in text.
-func (ac *ahoCorasick) scan(text []byte, seen []uint64) {
+// scan sets the bit of every literal that occurs in text, whose bytes col
+// maps to columns (ac.col for alphabet bytes).
+func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) {
 	row := uint32(0)
 	k := uint32(ac.k)
-	delta, col := ac.delta, &ac.col
+	delta := ac.delta
 	for _, b := range text {
 		v := delta[row+uint32(col[b&0x7F])]
 		row = v &^ hasOut

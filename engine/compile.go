@@ -57,6 +57,9 @@ type compiled struct {
 	ac       *ahoCorasick
 	litCount int
 	maxLit   int // the longest required literal
+	// Columns of the keyword automaton for ASCII text read as it is, and
+	// read through the leetspeak folding.
+	colRaw, colLeet [128]int
 
 	// The prefixes of all rules, searched in one pass for the rules that
 	// can match a view: prefixRules[lit] lists the rules lit begins.
@@ -122,6 +125,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			col[b] = alpha.Column(byte(b))
 		}
 		c.ac = newAhoCorasick(litList, col, alpha.Size)
+		for b := 0; b < 128; b++ {
+			c.colRaw[b] = col[alpha.Byte[b]]
+			c.colLeet[b] = c.colRaw[b]
+			if unitFlags[b]&fLeet != 0 {
+				c.colLeet[b] = col[alpha.Byte[leetTo[b]]]
+			}
+		}
 		c.litCount = len(litList)
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))

@@ -39,8 +39,23 @@ type unitSource func(dst []rune) []rune
 func (c *compiled) findLiterals(enc []byte, m *matcher) {
 	clear(m.seen)
 	if c.ac != nil {
-		c.ac.scan(enc, m.seen)
+		c.ac.scan(enc, &c.ac.col, m.seen)
 	}
+}
+
+// findLiteralsASCII is findLiterals on an all-ASCII text as it is, col
+// mapping its bytes to the automaton's columns; it also returns the union
+// of the text's unitFlags, which say which other views can report.
+func (c *compiled) findLiteralsASCII(raw []byte, col *[128]int, m *matcher) uint8 {
+	clear(m.seen)
+	var flags uint8
+	for _, b := range raw {
+		flags |= unitFlags[b]
+	}
+	if c.ac != nil {
+		c.ac.scan(raw, col, m.seen)
+	}
+	return flags
 }
 
 // findLiteralsNear adds the required literals that occur in enc within
@@ -48,7 +63,7 @@ func (c *compiled) findLiterals(enc []byte, m *matcher) {
 // searched only at those positions (the leetspeak view) has no other new
 // occurrences. A literal seen elsewhere before stays in m.seen: that can
 // only make a rule try in vain, never miss a match.
-func (c *compiled) findLiteralsNear(enc []byte, marked func(i int) bool, m *matcher) {
+func (c *compiled) findLiteralsNear(enc []byte, col *[128]int, marked func(i int) bool, m *matcher) {
 	if c.ac == nil {
 		return
 	}
@@ -65,7 +80,7 @@ func (c *compiled) findLiteralsNear(enc []byte, marked func(i int) bool, m *matc
 				hi = min(n, j+reach)
 			}
 		}
-		c.ac.scan(enc[lo:hi], m.seen)
+		c.ac.scan(enc[lo:hi], col, m.seen)
 		i = hi - 1
 	}
 }
@@ -148,12 +163,21 @@ func (c *compiled) findCandidates(enc []byte, m *matcher) {
 // and calls emit for each. enc holds one alphabet byte per unit; m.seen
 // must hold the view's required literals (findLiterals). ascii says the
 // view's text is all ASCII.
-func (c *compiled) matchView(enc []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
-	n := len(enc)
+//
+// encode makes the view's encoded text; it is called only when some rule
+// can match, which for most texts is never.
+func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
+	any := false
 	for i := range c.rules {
 		r := &c.rules[i]
 		m.active[i] = r.fast && !(ascii && r.onlyNonASCII) && m.isActive(r)
+		any = any || m.active[i] || !r.fast
 	}
+	if !any {
+		return
+	}
+	enc := encode()
+	n := len(enc)
 	c.findCandidates(enc, m)
 	for i := range c.rules {
 		r := &c.rules[i]

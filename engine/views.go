@@ -55,28 +55,6 @@ func (e *Engine) collect(st *scanState) {
 	c := e.c
 	t := &st.t
 	n := t.len()
-	// Encode the original view, noting which other views can report.
-	st.enc = grow(st.enc, n)
-	enc := st.enc
-	var flags uint8
-	if t.ascii {
-		// The common case, without the unit decoding of t.at.
-		for i, b := range t.raw {
-			enc[i] = c.ascii[b]
-			flags |= unitFlags[b]
-		}
-	} else {
-		for i := 0; i < n; i++ {
-			u := t.at(i)
-			if u < 128 {
-				enc[i] = c.ascii[u]
-				flags |= unitFlags[u]
-			} else {
-				enc[i] = c.byteOf(u)
-			}
-		}
-	}
-	n = t.len()
 	emit := func(view uint8, rule, s, end int) {
 		st.spans = append(st.spans, span{rule: int32(rule), start: int32(s), end: int32(end), views: view})
 	}
@@ -87,29 +65,67 @@ func (e *Engine) collect(st *scanState) {
 		return dst
 	}
 
-	c.findLiterals(enc, st.m)
-	c.matchView(enc, t.ascii, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+	// The original view. An ASCII text is searched for keywords as it is
+	// (the automaton maps its bytes); the encoded copy that the patterns
+	// run on is only made when a rule can match.
+	var flags uint8
+	var enc []byte
+	if t.ascii {
+		flags = c.findLiteralsASCII(t.raw, &c.colRaw, st.m)
+		encode := func() []byte {
+			st.enc = grow(st.enc, n)
+			for i, b := range t.raw {
+				st.enc[i] = c.ascii[b]
+			}
+			return st.enc
+		}
+		c.matchView(encode, true, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+	} else {
+		st.enc = grow(st.enc, n)
+		enc = st.enc
+		for i := 0; i < n; i++ {
+			u := t.at(i)
+			if u < 128 {
+				enc[i] = c.ascii[u]
+				flags |= unitFlags[u]
+			} else {
+				enc[i] = c.byteOf(u)
+			}
+		}
+		c.findLiterals(enc, st.m)
+		c.matchView(func() []byte { return enc }, false, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+	}
 
 	if flags&fLeet != 0 {
-		st.enc2 = grow(st.enc2, n)
-		enc2 := st.enc2
-		copy(enc2, enc)
-		var isLeet func(i int) bool
+		isLeet := func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fLeet != 0 }
 		if t.ascii {
 			raw := t.raw
-			for i, b := range raw {
-				if unitFlags[b]&fLeet != 0 {
-					enc2[i] = c.ascii[leetTo[b]]
-				}
-			}
 			isLeet = func(i int) bool { return unitFlags[raw[i]]&fLeet != 0 }
+			c.findLiteralsNear(raw, &c.colLeet, isLeet, st.m)
 		} else {
-			for i := 0; i < n; i++ {
+			leetEnc := func(i int) byte {
 				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
-					enc2[i] = c.ascii[leetTo[u]]
+					return c.ascii[leetTo[u]]
+				}
+				return enc[i]
+			}
+			st.enc2 = grow(st.enc2, n)
+			for i := range st.enc2 {
+				st.enc2[i] = leetEnc(i)
+			}
+			c.findLiteralsNear(st.enc2, &c.ac.col, isLeet, st.m)
+		}
+		encodeLeet := func() []byte {
+			if t.ascii {
+				st.enc2 = grow(st.enc2, n)
+				for i, b := range t.raw {
+					st.enc2[i] = c.ascii[b]
+					if unitFlags[b]&fLeet != 0 {
+						st.enc2[i] = c.ascii[leetTo[b]]
+					}
 				}
 			}
-			isLeet = func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fLeet != 0 }
+			return st.enc2
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
@@ -121,8 +137,7 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
-		c.findLiteralsNear(enc2, isLeet, st.m)
-		c.matchView(enc2, t.ascii, leetUnits, st.m, func(rule, s, end int) {
+		c.matchView(encodeLeet, t.ascii, leetUnits, st.m, func(rule, s, end int) {
 			for i := s; i < end; i++ {
 				if isLeet(i) {
 					emit(vLeet, rule, s, end)
@@ -146,7 +161,7 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.findLiterals(enc2, st.m)
-		c.matchView(enc2, false, pctUnits, st.m, func(rule, s, end int) {
+		c.matchView(func() []byte { return enc2 }, false, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
 			}
