@@ -23,6 +23,9 @@ func TestCaddyfileExampleFirewall(t *testing.T) {
 		"PROMPTWALL_UPSTREAM=" + up.srv.URL,
 		"PROMPTWALL_FIREWALL_PORT=" + port,
 		"CADDY_ADMIN=127.0.0.1:" + strconv.Itoa(freePort(t)),
+		// The file's other site (prompt_scan) starts too: keep it off the
+		// default port, which another test or program may hold.
+		"PROMPTWALL_SCAN_PORT=" + strconv.Itoa(freePort(t)),
 	}
 	startCaddy(t, string(example), env, addr)
 
