@@ -85,6 +85,30 @@ func (c *compiled) findLiteralsNear(enc []byte, col *[128]int, marked func(i int
 	}
 }
 
+// findLiteralsNearLeet is findLiteralsNear for an all-ASCII text, read
+// through the leetspeak folding (colLeet), the marked positions being its
+// leetspeak characters: without a call per byte, as digits are common.
+func (c *compiled) findLiteralsNearLeet(raw []byte, m *matcher) {
+	if c.ac == nil {
+		return
+	}
+	reach := c.maxLit
+	n := len(raw)
+	for i := 0; i < n; i++ {
+		if unitFlags[raw[i]]&fLeet == 0 {
+			continue
+		}
+		lo, hi := max(0, i-reach+1), min(n, i+reach)
+		for j := i + 1; j < hi; j++ {
+			if unitFlags[raw[j]]&fLeet != 0 {
+				hi = min(n, j+reach)
+			}
+		}
+		c.ac.scan(raw[lo:hi], &c.colLeet, m.seen)
+		i = hi - 1
+	}
+}
+
 // active reports whether every required conjunct of r has a literal in
 // m.seen: otherwise r cannot match the view.
 func (m *matcher) isActive(r *rule) bool {

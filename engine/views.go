@@ -101,7 +101,7 @@ func (e *Engine) collect(st *scanState) {
 		if t.ascii {
 			raw := t.raw
 			isLeet = func(i int) bool { return unitFlags[raw[i]]&fLeet != 0 }
-			c.findLiteralsNear(raw, &c.colLeet, isLeet, st.m)
+			c.findLiteralsNearLeet(raw, st.m)
 		} else {
 			leetEnc := func(i int) byte {
 				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
