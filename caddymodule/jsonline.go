@@ -55,10 +55,7 @@ func splitObject(b []byte) ([]member, error) {
 			i = skipSpace(b, i+1)
 			vs := i
 			if i < len(b) && b[i] == '"' {
-				if i = skipString(b, i); i < 0 {
-					return nil, errInvalid
-				}
-				if _, ok := jsonString(b[vs:i]); !ok {
+				if i = scanString(b, i); i < 0 {
 					return nil, errInvalid
 				}
 			} else {
@@ -91,6 +88,36 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// scanString returns the index after the valid JSON string starting at
+// b[i] ('"'), or -1 when it is not one (bad escape, control character, no
+// end). Invalid UTF-8 is valid here, as for encoding/json.
+func scanString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := hex4(b[min(i+2, len(b)):]); !ok {
+					return -1
+				}
+				i += 5
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
 }
 
 // skipString returns the index after the string starting at b[i] ('"'),
