@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/jsonstr"
 	"github.com/promptwall/promptwall/rulebook"
 )
 
@@ -175,7 +176,7 @@ func scanLine(eng *engine.Engine, line []byte, w *bufio.Writer, buf []byte) ([]b
 	for _, m := range members {
 		switch m.key {
 		case "text", "text_base64":
-			s, ok := appendJSONString(buf, m.value)
+			s, ok := jsonstr.Decode(buf, m.value)
 			if !ok {
 				return buf, fmt.Errorf("%q must be a string", m.key)
 			}

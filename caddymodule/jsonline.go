@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // member is one top-level member of a JSON object line.
@@ -21,7 +23,7 @@ var (
 // splitObject splits a JSON object into its top-level members, keeping each
 // member's bytes so that fields the command does not read are passed on
 // exactly (numbers beyond float64 precision included). It accepts exactly
-// the objects encoding/json accepts: strings are checked by jsonString,
+// the objects encoding/json accepts: strings are checked by jsonstr.End,
 // other values by json.Valid.
 func splitObject(b []byte) ([]member, error) {
 	i := skipSpace(b, 0)
@@ -45,7 +47,7 @@ func splitObject(b []byte) ([]member, error) {
 				return nil, errInvalid
 			}
 			rawKey := b[ks:i]
-			key, ok := jsonString(rawKey)
+			key, ok := jsonstr.Decode(nil, rawKey)
 			if !ok {
 				return nil, errInvalid
 			}
@@ -55,7 +57,7 @@ func splitObject(b []byte) ([]member, error) {
 			i = skipSpace(b, i+1)
 			vs := i
 			if i < len(b) && b[i] == '"' {
-				if i = scanString(b, i); i < 0 {
+				if i = jsonstr.End(b, i); i < 0 {
 					return nil, errInvalid
 				}
 			} else {
@@ -88,36 +90,6 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// scanString returns the index after the valid JSON string starting at
-// b[i] ('"'), or -1 when it is not one (bad escape, control character, no
-// end). Invalid UTF-8 is valid here, as for encoding/json.
-func scanString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
-			return -1
-		case c == '\\':
-			if i+1 >= len(b) {
-				return -1
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if _, ok := hex4(b[min(i+2, len(b)):]); !ok {
-					return -1
-				}
-				i += 5
-			default:
-				return -1
-			}
-		}
-	}
-	return -1
 }
 
 // skipString returns the index after the string starting at b[i] ('"'),

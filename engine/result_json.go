@@ -4,7 +4,8 @@ import (
 	"encoding/base64"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // AppendJSON appends r in the shape of SPEC section 8, byte for byte what
@@ -14,18 +15,18 @@ import (
 // for inputs given as raw bytes whose copy may not be valid UTF-8.
 func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 	dst = append(dst, `{"verdict":`...)
-	dst = appendString(dst, string(r.Verdict))
+	dst = jsonstr.Append(dst, string(r.Verdict), true)
 	dst = append(dst, `,"matches":[`...)
 	for i, m := range r.Matches {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"rule":`...)
-		dst = appendString(dst, m.Rule)
+		dst = jsonstr.Append(dst, m.Rule, true)
 		dst = append(dst, `,"category":`...)
-		dst = appendString(dst, m.Category)
+		dst = jsonstr.Append(dst, m.Category, true)
 		dst = append(dst, `,"severity":`...)
-		dst = appendString(dst, string(m.Severity))
+		dst = jsonstr.Append(dst, string(m.Severity), true)
 		dst = append(dst, `,"start":`...)
 		dst = strconv.AppendInt(dst, int64(m.Start), 10)
 		dst = append(dst, `,"end":`...)
@@ -35,7 +36,7 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, v)
+			dst = jsonstr.Append(dst, v, true)
 		}
 		dst = append(dst, "]}"...)
 	}
@@ -49,7 +50,7 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = jsonstr.Append(dst, k, true)
 		dst = append(dst, ':')
 		dst = strconv.AppendInt(dst, int64(r.CategoryCounts[k]), 10)
 	}
@@ -59,67 +60,6 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 		return append(dst, `"}`...)
 	}
 	dst = append(dst, `},"sanitized":`...)
-	dst = appendString(dst, string(r.Sanitized))
+	dst = jsonstr.Append(dst, string(r.Sanitized), true)
 	return append(dst, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plainByte marks the ASCII bytes encoding/json writes as they are.
-var plainByte = func() (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return t
-}()
-
-// appendString writes s as encoding/json does with HTML escaping on.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if plainByte[b] {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // Seeds beyond testdata/fuzz: the paths each API is detected by, so the fuzzer explores every
@@ -102,7 +104,7 @@ func FuzzRewrite(f *testing.F) {
 		i := int(which % uint(len(r.Texts)))
 		x := r.Texts[i]
 		out := r.Rewrite(map[int]string{i: repl})
-		lit := appendQuoted(nil, repl)
+		lit := jsonstr.Append(nil, repl, false)
 		if repl == x.Value && utf8.Valid(body[x.start:x.end]) {
 			lit = body[x.start:x.end] // an unchanged text keeps its literal
 		}
@@ -115,7 +117,7 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("encoded replacement %q does not decode: %v", lit, err)
 		}
 		// encoding/json would write the same literal.
-		lit = appendQuoted(nil, repl)
+		lit = jsonstr.Append(nil, repl, false)
 		var enc bytes.Buffer
 		e := json.NewEncoder(&enc)
 		e.SetEscapeHTML(false)

@@ -38,6 +38,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // API names the request family, detected from the URL path and the body's shape.
@@ -219,7 +221,7 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 			continue // the same literal again (the caller repeated a Text)
 		}
 		out = append(out, r.body[prev:sp.start]...)
-		out = appendQuoted(out, sp.s)
+		out = jsonstr.Append(out, sp.s, false)
 		prev = sp.end
 	}
 	return append(out, r.body[prev:]...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 func mustParse(t *testing.T, path, body string) *Request {
@@ -106,8 +108,8 @@ func TestRewriteMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := strings.TrimSuffix(b.String(), "\n")
-		if got := string(appendQuoted(nil, s)); got != want {
-			t.Errorf("appendQuoted(%q) = %s, encoding/json writes %s", s, got, want)
+		if got := string(jsonstr.Append(nil, s, false)); got != want {
+			t.Errorf("jsonstr.Append(%q, false) = %s, encoding/json writes %s", s, got, want)
 		}
 		r := mustParse(t, "/", `{"k": "x"}`)
 		out := r.Rewrite(map[int]string{0: s})

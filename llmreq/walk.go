@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // walker navigates a scanned body and collects texts. The API rules (openai.go, anthropic.go,
@@ -42,7 +44,7 @@ func (w *walker) decoded(i int) []byte {
 	if !n.escaped() {
 		return s // invalid UTF-8 never equals the ASCII names it is compared with
 	}
-	w.scratch = appendUnquoted(w.scratch[:0], s)
+	w.scratch = jsonstr.Unquote(w.scratch[:0], s)
 	return w.scratch
 }
 
@@ -155,7 +157,7 @@ func (w *walker) pushKey(k int) int {
 		w.path = append(w.path, key...)
 	} else {
 		w.path = append(w.path, '[')
-		w.path = appendQuoted(w.path, string(key))
+		w.path = jsonstr.Append(w.path, string(key), false)
 		w.path = append(w.path, ']')
 	}
 	return mark

@@ -1,0 +1,263 @@
+// Package jsonstr reads and writes JSON string literals with encoding/json's
+// exact semantics, fast: the engine, the request parser and the command line
+// all handle texts that arrive in, or leave as, JSON strings.
+package jsonstr
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// End returns the index just past the valid JSON string literal that starts
+// at b[i] (a '"'), or -1 when there is none there (a bad escape, a control
+// character, no closing quote). Invalid UTF-8 is valid, as for encoding/json,
+// and decodes to U+FFFD.
+func End(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return -1
+				}
+				i += 5
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// Decode returns the value of the JSON string literal lit (quotes
+// included), as encoding/json decodes it, appending to dst[:0] when it must
+// copy; a literal without escapes and with valid UTF-8 is returned as a
+// slice of lit. It reports false when lit is not exactly one valid literal.
+func Decode(dst, lit []byte) ([]byte, bool) {
+	if End(lit, 0) != len(lit) {
+		return nil, false
+	}
+	s := lit[1 : len(lit)-1]
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return s, true
+	}
+	return Unquote(dst[:0], s), true
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// Unquote appends the decoded content s of a valid string literal (quotes removed) to dst,
+// as encoding/json does: escapes are resolved, a valid surrogate pair becomes its character, a
+// lone surrogate escape becomes U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
+func Unquote(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		// Copy the run up to the next escape in one go when it is valid UTF-8 (prose is long
+		// runs between a few \n and \" escapes).
+		run := bytes.IndexByte(s[i:], '\\')
+		if run < 0 {
+			run = len(s) - i
+		}
+		if seg := s[i : i+run]; utf8.Valid(seg) {
+			dst = append(dst, seg...)
+		} else {
+			dst = appendFixUTF8(dst, seg)
+		}
+		if i += run; i >= len(s) {
+			break
+		}
+		// The literal was checked (End), so the escape's bytes are there.
+		switch s[i+1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(s[i+2:])
+			i += 6
+			if r >= 0xD800 && r < 0xE000 {
+				// A high surrogate followed by an escaped low surrogate is one character;
+				// anything else leaves this unit alone as U+FFFD (the next escape, if any, is
+				// decoded on its own).
+				if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					if r2 := hex4(s[i+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
+						dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, s[i+1])
+		}
+		i += 2
+	}
+	return dst
+}
+
+// appendFixUTF8 appends seg with each byte of invalid UTF-8 replaced by U+FFFD, as
+// utf8.DecodeRune reads it (an encoded surrogate is three invalid bytes).
+func appendFixUTF8(dst, seg []byte) []byte {
+	for i := 0; i < len(seg); {
+		if seg[i] < utf8.RuneSelf {
+			dst = append(dst, seg[i])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(seg[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, "\uFFFD"...)
+		} else {
+			dst = append(dst, seg[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// needsEscape[html][c] is true for the ASCII bytes encoding/json escapes,
+// with HTML escaping off and on.
+var needsEscape = func() (a [2][utf8.RuneSelf]bool) {
+	for h := range a {
+		for c := 0; c < 0x20; c++ {
+			a[h][c] = true
+		}
+		a[h]['"'], a[h]['\\'] = true, true
+	}
+	a[1]['<'], a[1]['>'], a[1]['&'] = true, true, true
+	return a
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// Append appends s as a JSON string literal, byte for byte what encoding/json writes:
+// `"` and `\` and control characters escaped (short forms where JSON has them), invalid UTF-8
+// as \ufffd, U+2028 and U+2029 escaped (so the text stays valid JavaScript), and `<`, `>` and
+// `&` as \u003c, \u003e, \u0026 when html is set (json.Marshal's default) or as they are
+// (SetEscapeHTML(false)).
+func Append(dst []byte, s string, html bool) []byte {
+	h := 0
+	if html {
+		h = 1
+	}
+	esc := &needsEscape[h]
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time (see skipPlain; here a non-ASCII byte also
+		// stops the skip, as it may be invalid UTF-8 or U+2028).
+		for !html && i+8 <= len(s) && !mayEscape(le64(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			if !esc[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// le64 loads s[i:i+8] as a little-endian word (the compiler makes it one load).
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// mayEscape reports whether word v holds a byte that Append must look at: below 0x20,
+// '"', '\\', or 0x80 and up. It has no false negatives; its false positives sit above a true hit.
+func mayEscape(v uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	q := v ^ (ones * '"')
+	bs := v ^ (ones * '\\')
+	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
+}
