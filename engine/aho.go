@@ -113,3 +113,75 @@ func (ac *ahoCorasick) scanHits(text []byte, hit func(end int, lit int32)) {
 		}
 	}
 }
+
+// scanASCII is scan over an all-ASCII text as it is, with col mapping its
+// bytes to columns; it also returns the union of unitFlags over the text.
+//
+// The loop is bound by the latency of one table load per byte, each
+// depending on the last. Two halves of a long text are run as independent
+// chains in the same loop, so the processor overlaps them; the second half
+// starts maxLit-1 bytes early, so that every occurrence ending in it is
+// whole in it.
+func (ac *ahoCorasick) scanASCII(text []byte, col *[128]int, maxLit int, seen []uint64) uint8 {
+	var flags uint8
+	k := uint32(ac.k)
+	delta := ac.delta
+	hit := func(row uint32) {
+		s := row / k
+		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+			seen[lit>>6] |= 1 << (lit & 63)
+		}
+	}
+	lo := text
+	if len(text) >= 512 {
+		mid := len(text) / 2
+		lo = text[:mid]
+		hi := text[mid-maxLit+1:]
+		// Run the halves together for as long as the shorter lasts.
+		var r1, r2 uint32
+		n := min(len(lo), len(hi))
+		for i := 0; i < n; i++ {
+			b1, b2 := lo[i], hi[i]
+			flags |= unitFlags[b1&0x7F] | unitFlags[b2&0x7F]
+			v1 := delta[r1+uint32(col[b1&0x7F])]
+			v2 := delta[r2+uint32(col[b2&0x7F])]
+			r1, r2 = v1&^hasOut, v2&^hasOut
+			if (v1|v2)&hasOut != 0 {
+				if v1&hasOut != 0 {
+					hit(r1)
+				}
+				if v2&hasOut != 0 {
+					hit(r2)
+				}
+			}
+		}
+		// The longer half's tail, from where its chain stopped.
+		for _, b := range hi[n:] {
+			flags |= unitFlags[b&0x7F]
+			v := delta[r2+uint32(col[b&0x7F])]
+			r2 = v &^ hasOut
+			if v&hasOut != 0 {
+				hit(r2)
+			}
+		}
+		for _, b := range lo[n:] {
+			flags |= unitFlags[b&0x7F]
+			v := delta[r1+uint32(col[b&0x7F])]
+			r1 = v &^ hasOut
+			if v&hasOut != 0 {
+				hit(r1)
+			}
+		}
+		return flags
+	}
+	row := uint32(0)
+	for _, b := range lo {
+		flags |= unitFlags[b&0x7F]
+		v := delta[row+uint32(col[b&0x7F])]
+		row = v &^ hasOut
+		if v&hasOut != 0 {
+			hit(row)
+		}
+	}
+	return flags
+}

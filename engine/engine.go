@@ -38,6 +38,7 @@ package engine
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/promptwall/promptwall/rulebook"
 )
@@ -94,8 +95,11 @@ func (e *Engine) Scan(raw []byte) Result {
 	return res
 }
 
-// ScanString is Scan for a string.
-func (e *Engine) ScanString(s string) Result { return e.Scan([]byte(s)) }
+// ScanString is Scan for a string, without copying it: Scan only reads
+// its input and keeps no reference to it once it returns.
+func (e *Engine) ScanString(s string) Result {
+	return e.Scan(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
 
 // Verdict returns only the verdict of a text: the pre-check's answer.
 func (e *Engine) Verdict(raw []byte) Verdict { return e.Scan(raw).Verdict }

@@ -48,14 +48,14 @@ func (c *compiled) findLiterals(enc []byte, m *matcher) {
 // of the text's unitFlags, which say which other views can report.
 func (c *compiled) findLiteralsASCII(raw []byte, col *[128]int, m *matcher) uint8 {
 	clear(m.seen)
-	var flags uint8
-	for _, b := range raw {
-		flags |= unitFlags[b]
+	if c.ac == nil {
+		var flags uint8
+		for _, b := range raw {
+			flags |= unitFlags[b]
+		}
+		return flags
 	}
-	if c.ac != nil {
-		c.ac.scan(raw, col, m.seen)
-	}
-	return flags
+	return c.ac.scanASCII(raw, col, c.maxLit, m.seen)
 }
 
 // findLiteralsNear adds the required literals that occur in enc within

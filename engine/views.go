@@ -298,14 +298,23 @@ func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url b
 	n := len(s)
 	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
 	for i := 0; i+16 <= n; {
-		// A token needs 16 base64 characters in a row: when the 16th from
-		// here is not one, none starts before it (words are skipped whole).
-		if !isB64(s[i+15]) {
-			i += 16
+		// A token needs 16 base64 characters in a row: the last character
+		// of the next 16 that is not one rules out every start up to it
+		// (looking from the end skips most of a line of words at once).
+		k := i + 15
+		for k >= i && isB64(s[k]) {
+			k--
+		}
+		if k >= i {
+			i = k + 1
 			continue
 		}
-		if !isB64(s[i]) {
-			i++
+		if i > 0 && isB64(s[i-1]) {
+			// Inside a run that began before i (the caller's previous run
+			// ended at '='): move on to its end.
+			for i < n && isB64(s[i]) {
+				i++
+			}
 			continue
 		}
 		start := i
