@@ -57,11 +57,13 @@ func (a *Alphabet) Analyze(p *Pattern) Literals {
 		}
 	}
 	// Keep the most selective conjuncts: long strings are rare in text,
-	// one-byte ones (":", "<") are everywhere and only cost time.
+	// short ones ("the", ":", "<") are everywhere and only cost time. A
+	// conjunct whose shortest string is under 4 bytes is kept only when
+	// nothing better is there.
 	sort.SliceStable(l.Required, func(i, j int) bool { return score(l.Required[i]) > score(l.Required[j]) })
 	var keep [][]string
 	for _, c := range l.Required {
-		if len(keep) < maxConjunct && (minLen(c) >= 2 || len(keep) == 0 && !l.HasPrefixes) {
+		if len(keep) < maxConjunct && (minLen(c) >= 4 || len(keep) == 0 && (minLen(c) >= 2 || !l.HasPrefixes)) {
 			keep = append(keep, c)
 		}
 	}
