@@ -5,6 +5,7 @@ package jsonstr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -17,6 +18,14 @@ func End(b []byte, i int) int {
 		return -1
 	}
 	for i++; i < len(b); i++ {
+		// Skip eight plain bytes at a time (a byte of 0x80 and up also stops
+		// the skip, harmlessly).
+		for i+8 <= len(b) && !mayEscape(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1
@@ -190,7 +199,7 @@ func Append(dst []byte, s string, html bool) []byte {
 	for i := 0; i < len(s); {
 		// Skip eight plain ASCII bytes at a time (see skipPlain; here a non-ASCII byte also
 		// stops the skip, as it may be invalid UTF-8 or U+2028).
-		for !html && i+8 <= len(s) && !mayEscape(le64(s, i)) {
+		for i+8 <= len(s) && !mayEscape(le64(s, i)) && !(html && mayBeHTML(le64(s, i))) {
 			i += 8
 		}
 		if i >= len(s) {
@@ -260,4 +269,17 @@ func mayEscape(v uint64) bool {
 	q := v ^ (ones * '"')
 	bs := v ^ (ones * '\\')
 	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
+}
+
+// mayBeHTML reports whether word v may hold '<', '>' or '&' (no false
+// negatives).
+func mayBeHTML(v uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	lt := v ^ (ones * '<')
+	gt := v ^ (ones * '>')
+	amp := v ^ (ones * '&')
+	return ((lt-ones)|(gt-ones)|(amp-ones))&highs != 0
 }
