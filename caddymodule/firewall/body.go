@@ -35,6 +35,8 @@ var (
 		"Request blocked by prompt firewall: the body is not valid JSON"}
 	errTooDeep = &failure{http.StatusBadRequest, "invalid_json",
 		"Request blocked by prompt firewall: the body's JSON is nested too deeply"}
+	errTooManyTexts = &failure{http.StatusRequestEntityTooLarge, "request_too_large",
+		"Request blocked by prompt firewall: the body holds more texts than can be scanned"}
 	errBadEncoding = &failure{http.StatusBadRequest, "invalid_encoding",
 		"Request blocked by prompt firewall: the body does not decode as its Content-Encoding says"}
 )

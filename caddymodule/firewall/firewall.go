@@ -273,8 +273,12 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	start := time.Now()
 	req, err := llmreq.Parse(r.URL.Path, body)
 	if err != nil {
-		if errors.Is(err, llmreq.ErrTooDeep) {
+		switch {
+		case errors.Is(err, llmreq.ErrTooDeep):
 			return f.refuse(w, r, fam, errTooDeep)
+		case errors.Is(err, llmreq.ErrTooManyTexts), errors.Is(err, llmreq.ErrTooLarge):
+			// Valid JSON the scanner will not index: refused, for its size.
+			return f.refuse(w, r, fam, errTooManyTexts)
 		}
 		return f.refuse(w, r, fam, errInvalidJSON)
 	}

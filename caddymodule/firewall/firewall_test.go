@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/llmreq"
 	"github.com/promptwall/promptwall/rulebook"
 )
 
@@ -544,6 +545,37 @@ func TestOtherAPIs(t *testing.T) {
 			}
 			if e.Error.Code != CodePromptInjection || e.Error.Param == nil || *e.Error.Param != tc.param {
 				t.Errorf("error %+v param %v", e.Error, e.Error.Param)
+			}
+		})
+	}
+}
+
+// TestRefusalsOfParserLimits: JSON the request parser will not index is
+// refused with the reason, not as invalid JSON, and never forwarded.
+func TestRefusalsOfParserLimits(t *testing.T) {
+	fx := newFixture(t, &Firewall{MaxBody: 16 << 20})
+	// Any JSON of no known API has every string scanned: too many of them.
+	manyTexts := `{"x":[` + strings.Repeat(`"",`, llmreq.MaxTexts) + `""]}`
+	deep := strings.Repeat("[", llmreq.MaxDepth+1) + strings.Repeat("]", llmreq.MaxDepth+1)
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code, msg  string
+	}{
+		{"too many texts", manyTexts, 413, "request_too_large", "more texts than can be scanned"},
+		{"nested too deeply", deep, 400, "invalid_json", "nested too deeply"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := fx.do(t, post("/v1/custom", tc.body))
+			if res.up.called {
+				t.Fatal("reached the upstream")
+			}
+			var e openAIErr
+			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil {
+				t.Fatalf("not JSON: %s", res.rec.Body)
+			}
+			if res.rec.Code != tc.status || e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Fatalf("got %d %s", res.rec.Code, res.rec.Body)
 			}
 		})
 	}
