@@ -288,7 +288,7 @@ func TestDifferentialAgainstV8(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts; verdicts %v; %d rule/view pairs seen", len(texts), verdicts, len(seen))
-	compareWithGo(t, defaultEngine(t), texts, js)
+	compareWithGo(t, engine.Default(), texts, js)
 }
 
 // TestDifferentialPhraseVariants is systematic where the generator is
@@ -373,7 +373,7 @@ func TestDifferentialPhraseVariants(t *testing.T) {
 	if matched < len(texts)/4 {
 		t.Errorf("only %d of %d variant texts match anything: the phrases no longer fit the rules", matched, len(texts))
 	}
-	compareWithGo(t, defaultEngine(t), texts, js)
+	compareWithGo(t, engine.Default(), texts, js)
 }
 
 // customRulebook exercises what v1 does not: non-ASCII letters under
@@ -1045,13 +1045,4 @@ func (g *textGen) longText(size int) []byte {
 		}
 	}
 	return b
-}
-
-// defaultEngine is the engine of the embedded v1 rulebook.
-func defaultEngine(t *testing.T) *engine.Engine {
-	e, err := engine.New(rulebook.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
