@@ -132,13 +132,13 @@ func printResult(w *bufio.Writer, name string, r engine.Result) engine.Verdict {
 // scanJSONL answers one line per input line, in order.
 func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 	rd := bufio.NewReaderSize(in, 1<<20)
-	var line, buf []byte
+	var line []byte
+	var bufs lineBuffers
 	for lineNo := 1; ; lineNo++ {
 		var err error
 		line, err = readLine(rd, line[:0])
 		if len(bytes.TrimSpace(line)) > 0 {
-			var perr error
-			if buf, perr = scanLine(eng, line, w, buf); perr != nil {
+			if perr := bufs.scanLine(eng, line, w); perr != nil {
 				return fmt.Errorf("line %d: %w", lineNo, perr)
 			}
 		}
@@ -164,50 +164,57 @@ func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 	}
 }
 
-func scanLine(eng *engine.Engine, line []byte, w *bufio.Writer, buf []byte) ([]byte, error) {
-	// buf is the output line's storage, reused from line to line; the
-	// decoded text borrows it first and is done with before output starts.
+// lineBuffers are the storage one line's work reuses from the last.
+type lineBuffers struct {
+	text []byte // a decoded text that had escapes
+	out  []byte // the output line
+}
+
+func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, w *bufio.Writer) error {
 	members, err := splitObject(line)
 	if err != nil {
-		return buf, err
+		return err
 	}
 	var text []byte
 	isB64, found := false, false
 	for _, m := range members {
 		switch m.key {
 		case "text", "text_base64":
-			s, ok := jsonstr.Decode(buf, m.value)
-			if !ok {
-				return buf, fmt.Errorf("%q must be a string", m.key)
+			if len(m.value) == 0 || m.value[0] != '"' {
+				return fmt.Errorf("%q must be a string", m.key)
 			}
-			if cap(s) > cap(buf) {
-				buf = s[:0]
+			// splitObject has checked the literal. Without escapes the
+			// text is a slice of line itself.
+			var copied bool
+			if text, copied = jsonstr.DecodeValid(b.text, m.value); copied {
+				b.text = text[:0] // keep the grown buffer for the next line
 			}
-			if m.key == "text" {
-				text = s
-			} else if text, err = base64.StdEncoding.DecodeString(string(s)); err != nil {
-				return buf, fmt.Errorf("text_base64: %w", err)
+			if m.key == "text_base64" {
+				if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
+					return fmt.Errorf("text_base64: %w", err)
+				}
 			}
 			isB64, found = m.key == "text_base64", true
 		}
 	}
 	if !found {
-		return buf, errors.New(`needs a "text" or "text_base64" string`)
+		return errors.New(`needs a "text" or "text_base64" string`)
 	}
 	res := eng.Scan(text)
-	buf = append(buf[:0], '{')
+	out := append(b.out[:0], '{')
 	for _, m := range members {
 		if m.key == "text" || m.key == "text_base64" {
 			continue
 		}
-		buf = append(buf, m.rawKey...)
-		buf = append(buf, ':')
-		buf = appendCompact(buf, m.value)
-		buf = append(buf, ',')
+		out = append(out, m.rawKey...)
+		out = append(out, ':')
+		out = appendCompact(out, m.value)
+		out = append(out, ',')
 	}
-	buf = append(buf, `"result":`...)
-	buf = engine.AppendJSON(buf, res, isB64)
-	buf = append(buf, "}\n"...)
-	_, err = w.Write(buf)
-	return buf, err
+	out = append(out, `"result":`...)
+	out = engine.AppendJSON(out, res, isB64)
+	out = append(out, "}\n"...)
+	b.out = out
+	_, err = w.Write(out)
+	return err
 }

@@ -12,7 +12,7 @@ import (
 type member struct {
 	key    string
 	rawKey []byte // the key as written, quotes included
-	value  []byte // the value's bytes
+	value  []byte // the value's bytes, valid JSON (a string literal is checked)
 }
 
 var (

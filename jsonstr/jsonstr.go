@@ -59,9 +59,17 @@ func Decode(dst, lit []byte) ([]byte, bool) {
 	if End(lit, 0) != len(lit) {
 		return nil, false
 	}
+	v, _ := DecodeValid(dst, lit)
+	return v, true
+}
+
+// DecodeValid is Decode for a literal already known to be valid (End
+// found it): it does not check it again. copied says whether the value is
+// in dst's storage (grown as needed) rather than a slice of lit.
+func DecodeValid(dst, lit []byte) (v []byte, copied bool) {
 	s := lit[1 : len(lit)-1]
 	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return s, true
+		return s, false
 	}
 	return Unquote(dst[:0], s), true
 }
