@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // An Alphabet maps each UTF-16 code unit to one ASCII byte so that Go's
@@ -31,6 +32,10 @@ type Alphabet struct {
 	// rep holds one unit of each class: a set that is a union of classes
 	// holds a class exactly when it holds its representative.
 	rep []uint16
+	// bytesOf caches Bytes: the literal analysis asks for the same sets
+	// many times.
+	bytesMu sync.Mutex
+	bytesOf map[*Set][]byte
 }
 
 // ErrTooManyClasses means the patterns tell apart more units than one
@@ -162,6 +167,20 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 
 // Bytes returns the bytes of the classes that make up s, in order.
 func (a *Alphabet) Bytes(s *Set) []byte {
+	a.bytesMu.Lock()
+	defer a.bytesMu.Unlock()
+	if b, ok := a.bytesOf[s]; ok {
+		return b
+	}
+	if a.bytesOf == nil {
+		a.bytesOf = map[*Set][]byte{}
+	}
+	b := a.bytes(s)
+	a.bytesOf[s] = b
+	return b
+}
+
+func (a *Alphabet) bytes(s *Set) []byte {
 	var in [128]bool
 	for _, u := range a.rep {
 		if s.Has(u) {
