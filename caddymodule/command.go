@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -129,26 +130,97 @@ func printResult(w *bufio.Writer, name string, r engine.Result) engine.Verdict {
 	return r.Verdict
 }
 
-// scanJSONL answers one line per input line, in order.
+// scanJSONL answers one line per input line, in order. Lines are read in
+// batches that the machine's cores scan in parallel; the answers are
+// written in input order, and an error on a line stops the run after the
+// answers to the lines before it.
 func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
-	rd := bufio.NewReaderSize(in, 1<<20)
-	var line []byte
-	var bufs lineBuffers
-	for lineNo := 1; ; lineNo++ {
-		var err error
-		line, err = readLine(rd, line[:0])
-		if len(bytes.TrimSpace(line)) > 0 {
-			if perr := bufs.scanLine(eng, line, w); perr != nil {
-				return fmt.Errorf("line %d: %w", lineNo, perr)
+	type result struct {
+		out []byte
+		err error
+	}
+	type batch struct {
+		lines   [][]byte
+		firstNo int
+		readErr error // after the lines, reading failed
+		done    chan result
+	}
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan batch, workers)
+	order := make(chan chan result, 2*workers)
+	stop := make(chan struct{})
+	defer close(stop)
+
+	for range workers {
+		go func() {
+			var bufs lineBuffers
+			for b := range work {
+				var out []byte
+				var err error
+				for k, line := range b.lines {
+					if out, err = bufs.scanLine(eng, line, out); err != nil {
+						err = fmt.Errorf("line %d: %w", b.firstNo+k, err)
+						break
+					}
+				}
+				if err == nil {
+					err = b.readErr
+				}
+				b.done <- result{out, err}
+			}
+		}()
+	}
+
+	// The reader: batches of about 256 KiB, each with its place in order.
+	go func() {
+		defer close(work)
+		defer close(order)
+		rd := bufio.NewReaderSize(in, 1<<20)
+		lineNo := 0
+		for {
+			b := batch{firstNo: lineNo + 1, done: make(chan result, 1)}
+			size := 0
+			var err error
+			for size < 256<<10 && err == nil {
+				var line []byte
+				line, err = readLine(rd, nil)
+				lineNo++
+				if len(bytes.TrimSpace(line)) > 0 {
+					b.lines = append(b.lines, line)
+					size += len(line)
+				} else {
+					b.lines = append(b.lines, nil) // keeps line numbers; answers nothing
+				}
+			}
+			if err != nil && err != io.EOF {
+				b.readErr = fmt.Errorf("reading standard input: %w", err)
+			}
+			select {
+			case order <- b.done:
+			case <-stop:
+				return
+			}
+			select {
+			case work <- b:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
 			}
 		}
-		if err == io.EOF {
-			return nil
+	}()
+
+	for done := range order {
+		r := <-done
+		if _, err := w.Write(r.out); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("reading standard input: %w", err)
+		if r.err != nil {
+			return r.err
 		}
 	}
+	return nil
 }
 
 func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
@@ -167,13 +239,17 @@ func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 // lineBuffers are the storage one line's work reuses from the last.
 type lineBuffers struct {
 	text []byte // a decoded text that had escapes
-	out  []byte // the output line
 }
 
-func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, w *bufio.Writer) error {
+// scanLine appends the answer to one input line to out. A nil line (a
+// blank one) has no answer.
+func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]byte, error) {
+	if line == nil {
+		return out, nil
+	}
 	members, err := splitObject(line)
 	if err != nil {
-		return err
+		return out, err
 	}
 	var text []byte
 	isB64, found := false, false
@@ -181,7 +257,7 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, w *bufio.Writer)
 		switch m.key {
 		case "text", "text_base64":
 			if len(m.value) == 0 || m.value[0] != '"' {
-				return fmt.Errorf("%q must be a string", m.key)
+				return out, fmt.Errorf("%q must be a string", m.key)
 			}
 			// splitObject has checked the literal. Without escapes the
 			// text is a slice of line itself.
@@ -191,17 +267,17 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, w *bufio.Writer)
 			}
 			if m.key == "text_base64" {
 				if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
-					return fmt.Errorf("text_base64: %w", err)
+					return out, fmt.Errorf("text_base64: %w", err)
 				}
 			}
 			isB64, found = m.key == "text_base64", true
 		}
 	}
 	if !found {
-		return errors.New(`needs a "text" or "text_base64" string`)
+		return out, errors.New(`needs a "text" or "text_base64" string`)
 	}
 	res := eng.Scan(text)
-	out := append(b.out[:0], '{')
+	out = append(out, '{')
 	for _, m := range members {
 		if m.key == "text" || m.key == "text_base64" {
 			continue
@@ -213,8 +289,5 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, w *bufio.Writer)
 	}
 	out = append(out, `"result":`...)
 	out = engine.AppendJSON(out, res, isB64)
-	out = append(out, "}\n"...)
-	b.out = out
-	_, err = w.Write(out)
-	return err
+	return append(out, "}\n"...), nil
 }
