@@ -51,7 +51,9 @@ type Result struct {
 	CategoryCounts map[string]int `json:"category_counts"`
 	// Sanitized is the sanitized copy as raw bytes: it keeps invalid UTF-8
 	// of the input. JSON encodes it as a string (invalid bytes become
-	// U+FFFD there; use SanitizedBase64 output where bytes matter).
+	// U+FFFD there; AppendJSON can write it as base64 where bytes matter).
+	// When nothing was replaced it is the input itself, not a copy (for
+	// ScanString, the string's memory): read it, never modify it.
 	Sanitized []byte `json:"-"`
 }
 
