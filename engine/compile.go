@@ -21,7 +21,6 @@ type rule struct {
 	id       string
 	category string
 	severity rulebook.Severity
-	catIdx   int
 
 	// The fast path: Go's regexp over the alphabet's bytes. Four forms, so a
 	// match can be sought from any position with the text before it still in
@@ -43,7 +42,6 @@ type rule struct {
 	onlyNonASCII bool
 	atStart      bool
 	hasPrefix    bool
-	alwaysScan   bool // no literal to look for: run on every view
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -71,10 +69,6 @@ type compiled struct {
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
 	pats := make([]*jsregex.Pattern, len(rb.Rules))
-	catIdx := map[string]int{}
-	for i, cat := range rb.Categories {
-		catIdx[cat.Name] = i
-	}
 	var sets []*jsregex.Set
 	for i, r := range rb.Rules {
 		flags, err := jsregex.ParseFlags(r.Flags)
@@ -89,7 +83,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		}
 		pats[i] = p
 		sets = append(sets, p.Sets()...)
-		c.rules[i] = rule{idx: i, id: r.ID, category: r.Category, severity: r.Severity, catIdx: catIdx[r.Category]}
+		c.rules[i] = rule{idx: i, id: r.ID, category: r.Category, severity: r.Severity}
 	}
 	alpha, alphaErr := jsregex.NewAlphabet(sets)
 	c.alphabet = alpha
@@ -198,7 +192,6 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 			r.onlyNonASCII = r.onlyNonASCII && non
 		}
 	}
-	r.alwaysScan = len(r.required) == 0 && !r.hasPrefix
 	r.fast = true
 	return nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,6 +61,35 @@ func TestCustomRulebookBacktrackingRule(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "LA-1:original,BR-1:original" || r.Matches[0].Start != 2 || r.Matches[0].End != 8 ||
 		r.Matches[1].Start != 18 || r.Matches[1].End != 25 {
+		t.Fatalf("got %+v", r.Matches)
+	}
+}
+
+// A rulebook whose patterns tell apart more characters than the byte
+// alphabet has room for runs every rule on the backtracking engine, with
+// the same results.
+func TestTooManyCharacterClassesFallBack(t *testing.T) {
+	var alts []string
+	for u := 0x4E00; u < 0x4E00+200; u += 2 {
+		alts = append(alts, fmt.Sprintf(`\\u%04X`, u))
+	}
+	doc := `{"rules_id":"cjk/v1","categories":{"c":"d"},"rules":[
+	 {"id":"CJK-1","category":"c","severity":"suspicious","pattern":"(?:` + strings.Join(alts, "|") + `)x","flags":"i"},
+	 {"id":"W-1","category":"c","severity":"malicious","pattern":"\\bopen sesame\\b","flags":"i"}]}`
+	rb, err := rulebook.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.c.alphabet != nil || e.c.rules[0].fast {
+		t.Fatal("expected the byte alphabet to be refused")
+	}
+	r := e.ScanString("a 乒X and OPEN sesame, 乓x no")
+	if len(r.Matches) != 2 || r.Matches[0].Rule != "CJK-1" || r.Matches[0].Start != 2 || r.Matches[0].End != 4 ||
+		r.Matches[1].Rule != "W-1" || r.Matches[1].Start != 9 || r.Verdict != Malicious {
 		t.Fatalf("got %+v", r.Matches)
 	}
 }
