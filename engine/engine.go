@@ -22,14 +22,25 @@
 //   - `\b` works because word units get word bytes.
 //
 // Go's regexp alone ran at about 0.05x V8's speed on the corpora; what makes
-// the engine fast is running it rarely. One Aho-Corasick pass per view finds
-// the literals each pattern requires (for IO-1: one of ignore/disregard/...
-// and one of instruction/prompt/...), so a rule whose required words are
-// absent costs nothing, and a rule that can only start at a literal ("ignore")
-// is tried, anchored, at those places alone; when that would cost more than
-// one pass, a single linear unanchored search is used. Views that cannot
-// report (no leetspeak digit, no %XX, no 16-character base64 run) are not
-// built. The benchmarks (README, "Performance") measure the result.
+// the engine fast is running it rarely:
+//
+//   - One Aho-Corasick pass per view finds which of each pattern's required
+//     words occur (for IO-1: one of ignore/disregard/... and one of
+//     instruction/prompt/...; words under four letters only when a rule has
+//     nothing better). A rule whose words are absent costs nothing; for most
+//     texts that is every rule, and the view is then never even encoded.
+//   - A rule that can match is tried, anchored, only where a match can start
+//     (its prefixes: "ignore", "<", a newline), inside a window no match can
+//     exceed (for patterns unbounded only through runs of white space, the
+//     window ends after the pattern's other characters could be spent).
+//     When those windows would add up to more than a few passes over the
+//     text, one linear unanchored search is made instead, so the time stays
+//     linear.
+//   - Views that cannot report are not built: the leetspeak view needs a
+//     leetspeak character and is searched for words only near them, the
+//     percent view needs a %XX, the base64 view a 16-character run.
+//
+// The benchmarks (README, "Performance") measure the result.
 //
 // github.com/dlclark/regexp2/v2 (ECMAScript semantics, but backtracking:
 // 0.14x V8 and quadratic too) is used only for patterns Go's regexp cannot
