@@ -277,78 +277,46 @@ func collectRuns(n *Node, inRun bool, runs *Set) {
 	}
 }
 
+// maxLen is the longest match of n in units, or -1 when unbounded.
+func maxLen(n *Node) int { return longest(n, false) }
+
 // maxOther is maxLen where unbounded repeats count nothing: the most units
 // a match can take outside them (-1 if that is unbounded too).
-func maxOther(n *Node) int {
-	switch n.Op {
-	case OpSet:
-		return 1
-	case OpConcat:
-		t := 0
-		for _, s := range n.Subs {
-			m := maxOther(s)
-			if m < 0 {
-				return -1
-			}
-			t += m
-		}
-		return t
-	case OpAlternate:
-		t := 0
-		for _, s := range n.Subs {
-			m := maxOther(s)
-			if m < 0 {
-				return -1
-			}
-			t = max(t, m)
-		}
-		return t
-	case OpGroup:
-		return maxOther(n.Subs[0])
-	case OpRepeat:
-		if n.Max < 0 {
-			return 0
-		}
-		m := maxOther(n.Subs[0])
-		if m < 0 || m*n.Max > 1<<20 {
-			return -1
-		}
-		return m * n.Max
-	}
-	return 0
-}
+func maxOther(n *Node) int { return longest(n, true) }
 
-func maxLen(n *Node) int {
+func longest(n *Node, runsFree bool) int {
 	switch n.Op {
 	case OpSet:
 		return 1
 	case OpEnd:
-		return -1
-	case OpConcat:
-		t := 0
-		for _, s := range n.Subs {
-			m := maxLen(s)
-			if m < 0 {
-				return -1
-			}
-			t += m
+		if !runsFree {
+			return -1
 		}
-		return t
-	case OpAlternate:
+	case OpConcat, OpAlternate:
 		t := 0
 		for _, s := range n.Subs {
-			m := maxLen(s)
+			m := longest(s, runsFree)
 			if m < 0 {
 				return -1
 			}
-			t = max(t, m)
+			if n.Op == OpConcat {
+				t += m
+			} else {
+				t = max(t, m)
+			}
 		}
 		return t
 	case OpGroup:
-		return maxLen(n.Subs[0])
+		return longest(n.Subs[0], runsFree)
 	case OpRepeat:
-		m := maxLen(n.Subs[0])
-		if m < 0 || n.Max < 0 || m*n.Max > 1<<20 {
+		if n.Max < 0 {
+			if runsFree {
+				return 0
+			}
+			return -1
+		}
+		m := longest(n.Subs[0], runsFree)
+		if m < 0 || m*n.Max > 1<<20 {
 			return -1
 		}
 		return m * n.Max
