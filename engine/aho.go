@@ -96,19 +96,26 @@ func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) {
 	}
 }
 
-// scanHits calls hit(end, lit) for every occurrence of every literal, end
-// being the index just past it.
-func (ac *ahoCorasick) scanHits(text []byte, hit func(end int, lit int32)) {
+// candidates appends to cands[r], for every active rule r, the start of
+// every occurrence in text of a literal that r begins with (prefixRules
+// and lens describe the literals). The hit handling is written out here
+// rather than called per hit: prefixes such as "<" or a newline are common.
+func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
 	row := uint32(0)
 	k := uint32(ac.k)
 	delta, col := ac.delta, &ac.col
 	for i, b := range text {
 		v := delta[row+uint32(col[b&0x7F])]
 		row = v &^ hasOut
-		if v&hasOut != 0 {
-			s := row / k
-			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
-				hit(i+1, lit)
+		if v&hasOut == 0 {
+			continue
+		}
+		s := row / k
+		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+			for _, r := range prefixRules[lit] {
+				if active[r] {
+					cands[r] = append(cands[r], int32(i+1)-lens[lit])
+				}
 			}
 		}
 	}

@@ -165,13 +165,7 @@ func (c *compiled) findCandidates(enc []byte, m *matcher) {
 			}
 		}
 	} else {
-		c.prefixAC.scanHits(enc, func(end int, lit int32) {
-			for _, ri := range c.prefixRules[lit] {
-				if m.active[ri] {
-					m.cands[ri] = append(m.cands[ri], int32(end)-c.prefixLens[lit])
-				}
-			}
-		})
+		c.prefixAC.candidates(enc, m.active, c.prefixRules, c.prefixLens, m.cands)
 	}
 	for i := range c.rules {
 		if m.active[i] && c.rules[i].hasPrefix && len(m.cands[i]) > 1 {

@@ -83,8 +83,7 @@ func (e *Engine) collect(st *scanState) {
 	} else {
 		st.enc = grow(st.enc, n)
 		enc = st.enc
-		for i := 0; i < n; i++ {
-			u := t.at(i)
+		for i, u := range t.units {
 			if u < 128 {
 				enc[i] = c.ascii[u]
 				flags |= unitFlags[u]

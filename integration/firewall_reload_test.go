@@ -59,6 +59,11 @@ http://%s {
 		t.Fatalf("reload: %d\n%s", resp.StatusCode, s.Log())
 	}
 
+	// The old server closes its idle connections on reload; a kept-alive
+	// one from before could carry the next POST into that close (EOF, which
+	// Go's client does not retry for a POST). Drop it, as any client that
+	// saw the close would.
+	http.DefaultClient.CloseIdleConnections()
 	// The new config serves once the reload returns; allow the old
 	// listener's hand-over a moment.
 	deadline := time.Now().Add(10 * time.Second)
