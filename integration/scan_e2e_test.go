@@ -81,7 +81,7 @@ http://%s {
 	}
 
 	payerBefore, merchantBefore := ln.balance(t, ln.PayerTokenAccount), ln.balance(t, ln.PayToTokenAccount)
-	unfundedBefore := ln.balance(t, ln.UnfundedAccount)
+	unfundedBefore := ln.balance(t, ln.UnfundedTokenAccount)
 
 	// A paid scan with the real client: the SPEC result, and exactly
 	// 10,000 units from payer to merchant.
@@ -136,7 +136,7 @@ http://%s {
 	if unpaid.Status != 402 || strings.Contains(unpaid.Body, "verdict") {
 		t.Fatalf("unfunded payer: %+v", unpaid)
 	}
-	if ln.balance(t, ln.UnfundedAccount) != unfundedBefore || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 10000 {
+	if ln.balance(t, ln.UnfundedTokenAccount) != unfundedBefore || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 10000 {
 		t.Fatal("the unfunded payment moved money")
 	}
 

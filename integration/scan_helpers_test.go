@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -17,110 +16,31 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	_ "modernc.org/sqlite"
 
 	"github.com/promptwall/promptwall/x402"
+	"github.com/promptwall/promptwall/x402/x402test"
 )
 
-// localnet is integration/x402node/localnet.mjs running: a LiteSVM chain
-// behind JSON-RPC and a real x402 facilitator.
-type localnet struct {
-	RPC               string `json:"rpc"`
-	Facilitator       string `json:"facilitator"`
-	Network           string `json:"network"`
-	Asset             string `json:"asset"`
-	PayTo             string `json:"payTo"`
-	PayToTokenAccount string `json:"payToTokenAccount"`
-	FeePayer          string `json:"feePayer"`
-	Payer             string `json:"payer"`
-	PayerSecret       string `json:"payerSecret"`
-	PayerTokenAccount string `json:"payerTokenAccount"`
-	Unfunded          string `json:"unfunded"`
-	UnfundedSecret    string `json:"unfundedSecret"`
-	UnfundedAccount   string `json:"unfundedTokenAccount"`
-	dir               string
-}
+// localnet is the local chain and facilitator of integration/x402node
+// (x402test runs it), with the helpers these tests use.
+type localnet struct{ *x402test.Localnet }
 
-// startLocalnet installs the harness's npm packages (from its lockfile) and
-// starts the chain; it is stopped when the test ends (its stdin closes too,
-// so it cannot outlive a killed test process).
-func startLocalnet(t *testing.T) *localnet {
-	t.Helper()
-	dir, err := filepath.Abs("x402node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmInstall(t, dir)
-	cmd := exec.Command("node", "localnet.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "RPC_PORT=0", "FACILITATOR_PORT=0")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 64<<10)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l, ok := <-line:
-		if !ok {
-			t.Fatalf("localnet exited before it was ready; stderr:\n%s", stderr.String())
-		}
-		ln := &localnet{dir: dir}
-		if err := json.Unmarshal([]byte(l), ln); err != nil {
-			t.Fatalf("localnet ready line %q: %v", l, err)
-		}
-		return ln
-	case <-time.After(90 * time.Second):
-		t.Fatalf("localnet not ready after 90s; stderr:\n%s", stderr.String())
-	}
-	return nil
-}
+func startLocalnet(t *testing.T) *localnet { return &localnet{x402test.StartLocalnet(t)} }
 
-// payResult is pay.mjs's one JSON line.
+// payResult is pay.mjs's one JSON line, decoded.
 type payResult struct {
-	Status           int                  `json:"status"`
-	Body             string               `json:"body"`
-	PaymentResponse  *x402.SettleResponse `json:"paymentResponse"`
-	PaymentSignature string               `json:"paymentSignature"`
-	Error            string               `json:"error"`
+	Status           int
+	Body             string
+	PaymentResponse  *x402.SettleResponse
+	PaymentSignature string
+	Error            string
 }
 
 // pay pays for one POST of body to url with the real @x402/fetch client.
@@ -130,42 +50,26 @@ func (ln *localnet) pay(t *testing.T, url, secret string, body any) payResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := node(t, ln.dir, []string{"RPC_URL=" + ln.RPC, "PAYER_SECRET=" + secret, "BODY=" + string(b)}, "pay.mjs", url)
-	if err != nil {
-		t.Fatalf("pay.mjs: %v", err)
+	r := ln.Pay(t, url, secret, string(b))
+	out := payResult{Status: r.Status, Body: r.Body}
+	if len(r.PaymentResponse) > 0 && string(r.PaymentResponse) != "null" {
+		out.PaymentResponse = new(x402.SettleResponse)
+		if err := json.Unmarshal(r.PaymentResponse, out.PaymentResponse); err != nil {
+			t.Fatalf("pay.mjs paymentResponse %s: %v", r.PaymentResponse, err)
+		}
 	}
-	var r payResult
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil {
-		t.Fatalf("pay.mjs printed %q: %v", out, err)
+	if r.PaymentSignature != nil {
+		out.PaymentSignature = *r.PaymentSignature
 	}
-	return r
+	if r.Error != nil {
+		out.Error = *r.Error
+	}
+	return out
 }
 
 // balance is a token account's balance in atomic units, over JSON-RPC.
 func (ln *localnet) balance(t *testing.T, account string) uint64 {
-	t.Helper()
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "getTokenAccountBalance", "params": []any{account}})
-	resp, err := http.Post(ln.RPC, "application/json", bytes.NewReader(req))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result struct {
-			Value struct {
-				Amount string `json:"amount"`
-			} `json:"value"`
-		} `json:"result"`
-		Error any `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Error != nil {
-		t.Fatalf("getTokenAccountBalance %s: %v %v", account, err, out.Error)
-	}
-	var n uint64
-	if _, err := fmt.Sscan(out.Result.Value.Amount, &n); err != nil {
-		t.Fatalf("balance %q: %v", out.Result.Value.Amount, err)
-	}
-	return n
+	return ln.TokenBalance(t, account)
 }
 
 // facilitatorSwitch is a reverse proxy in front of a facilitator whose
