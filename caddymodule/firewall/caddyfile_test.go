@@ -1,73 +1,22 @@
 package firewall
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	"github.com/promptwall/promptwall/caddymodule/adapttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the adapt golden files from the adapter's output")
 
-// goldenSep splits a golden file into its Caddyfile and the JSON that
-// `caddy adapt` must give for it.
-const goldenSep = "\n----------\n"
-
 // TestAdaptGolden adapts each testdata/adapt/*.caddyfiletest and compares the
 // JSON with the golden half: every option must show as its JSON field, and
 // prompt_firewall must land before reverse_proxy without an order line.
-func TestAdaptGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/adapt/*.caddyfiletest")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, want, ok := strings.Cut(string(data), goldenSep)
-			if !ok && !*update {
-				t.Fatalf("%s has no %q separator", file, strings.TrimSpace(goldenSep))
-			}
-			got := adapt(t, in)
-			if *update {
-				if err := os.WriteFile(file, []byte(in+goldenSep+got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if strings.TrimSpace(got) != strings.TrimSpace(want) {
-				t.Errorf("adapted JSON differs\n--- got\n%s\n--- want\n%s", got, want)
-			}
-		})
-	}
-}
-
-func adapt(t *testing.T, caddyfileText string) string {
-	t.Helper()
-	adapter := caddyconfig.GetAdapter("caddyfile")
-	out, warns, err := adapter.Adapt([]byte(caddyfileText), nil)
-	if err != nil {
-		t.Fatalf("adapt: %v", err)
-	}
-	for _, w := range warns {
-		t.Errorf("adapt warning: %s", w.Message)
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, out, "", "\t"); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String() + "\n"
-}
+func TestAdaptGolden(t *testing.T) { adapttest.Golden(t, "testdata/adapt", *update) }
 
 // TestCaddyfileErrors shows that bad options fail at adapt time with a
 // message naming the problem, not at the first request.

@@ -1,0 +1,70 @@
+// Package adapttest checks Caddyfile adaptation against golden files, for
+// the tests of the promptwall handlers: each testdata/adapt/*.caddyfiletest
+// holds a Caddyfile, a separator line and the JSON `caddy adapt` must give.
+package adapttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+)
+
+// Sep splits a golden file into its Caddyfile and its JSON.
+const Sep = "\n----------\n"
+
+// Adapt adapts a Caddyfile to indented JSON; a warning is an error.
+func Adapt(caddyfileText string) (string, error) {
+	out, warns, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfileText), nil)
+	if err != nil {
+		return "", err
+	}
+	if len(warns) > 0 {
+		return "", fmt.Errorf("adapt warning: %s", warns[0].Message)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, out, "", "\t"); err != nil {
+		return "", err
+	}
+	return buf.String() + "\n", nil
+}
+
+// Golden adapts every golden file under dir and compares; with update it
+// rewrites their JSON halves from the adapter's output instead.
+func Golden(t *testing.T, dir string, update bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.caddyfiletest"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files in %s: %v", dir, err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, want, ok := strings.Cut(string(data), Sep)
+			if !ok && !update {
+				t.Fatalf("%s has no %q separator", file, strings.TrimSpace(Sep))
+			}
+			got, err := Adapt(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if update {
+				if err := os.WriteFile(file, []byte(in+Sep+got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if strings.TrimSpace(got) != strings.TrimSpace(want) {
+				t.Errorf("adapted JSON differs\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}
