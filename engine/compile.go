@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -26,11 +27,14 @@ type rule struct {
 	// match can be sought from any position with the text before it still in
 	// view for \b: at 0 the pattern itself; at p>0 "one byte, then the
 	// pattern" on text[p-1:]. Anchored forms (\A) try one position only.
+	// The plain form is compiled with the rulebook (it proves the
+	// translation compiles); the other three on a rule's first use, since
+	// most rules of most runs never get that far.
 	fast       bool
-	anch0      *regexp.Regexp
-	anchN      *regexp.Regexp
+	src        string
 	scan0      *regexp.Regexp
-	scanN      *regexp.Regexp
+	more       sync.Once
+	anchors    struct{ anch0, anchN, scanN *regexp.Regexp }
 	maxLen     int  // longest match in units, -1 unbounded
 	runBounded bool // see jsregex.Literals
 	runBytes   [128]bool
@@ -151,21 +155,29 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	return c, nil
 }
 
+// forms returns the anchored forms and the one-byte-of-context form,
+// compiling them on first use. They are the plain form with a fixed prefix,
+// so they compile when it did.
+func (r *rule) forms() (anch0, anchN, scanN *regexp.Regexp) {
+	r.more.Do(func() {
+		r.anchors.anch0 = regexp.MustCompile(`\A(?:` + r.src + `)`)
+		r.anchors.anchN = regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`)
+		r.anchors.scanN = regexp.MustCompile(`(?s:.)(?:` + r.src + `)`)
+	})
+	return r.anchors.anch0, r.anchors.anchN, r.anchors.scanN
+}
+
 func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(string) int) error {
 	src, err := a.GoSyntax(p)
 	if err != nil {
 		return err
 	}
-	forms := [4]string{`\A(?:` + src + `)`, `\A(?s:.)(?:` + src + `)`, src, `(?s:.)(?:` + src + `)`}
-	var res [4]*regexp.Regexp
-	for i, f := range forms {
-		// regexp.Compile, never CompilePOSIX: leftmost-first is the
-		// backtracking engines' choice among matches at one start.
-		if res[i], err = regexp.Compile(f); err != nil {
-			return err
-		}
+	// regexp.Compile, never CompilePOSIX: leftmost-first is the
+	// backtracking engines' choice among matches at one start.
+	if r.scan0, err = regexp.Compile(src); err != nil {
+		return err
 	}
-	r.anch0, r.anchN, r.scan0, r.scanN = res[0], res[1], res[2], res[3]
+	r.src = src
 	lits := a.Analyze(p)
 	r.maxLen = lits.MaxLen
 	r.runBounded, r.runBytes, r.maxOther = lits.RunBounded, lits.RunBytes, lits.MaxOther

@@ -229,6 +229,7 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 // match starts at a candidate, so the first candidate at or after the
 // cursor where the anchored pattern matches is the next leftmost match.
 func matchAnchored(r *rule, enc []byte, cands []int32, ends []int32, emit func(s, e int)) {
+	anch0, anchN, _ := r.forms()
 	n := len(enc)
 	cursor := 0
 	for k, c := range cands {
@@ -246,13 +247,13 @@ func matchAnchored(r *rule, enc []byte, cands []int32, ends []int32, emit func(s
 		}
 		var end int
 		if p == 0 {
-			loc := r.anch0.FindIndex(enc[:win])
+			loc := anch0.FindIndex(enc[:win])
 			if loc == nil {
 				continue
 			}
 			end = loc[1]
 		} else {
-			loc := r.anchN.FindIndex(enc[p-1 : win])
+			loc := anchN.FindIndex(enc[p-1 : win])
 			if loc == nil {
 				continue
 			}
@@ -294,6 +295,7 @@ func (m *matcher) windows(r *rule, enc []byte, cands []int32, budget int) bool {
 // matchScan finds matches left to right from position from, in time linear
 // in the text (Go's regexp guarantees it).
 func matchScan(r *rule, enc []byte, from int, emit func(s, e int)) {
+	_, _, scanN := r.forms()
 	n := len(enc)
 	for c := from; c <= n; {
 		var s, e int
@@ -304,7 +306,7 @@ func matchScan(r *rule, enc []byte, from int, emit func(s, e int)) {
 			}
 			s, e = loc[0], loc[1]
 		} else {
-			loc := r.scanN.FindIndex(enc[c-1:])
+			loc := scanN.FindIndex(enc[c-1:])
 			if loc == nil {
 				return
 			}

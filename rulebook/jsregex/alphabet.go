@@ -76,19 +76,41 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 	class := make([]uint16, 1<<16)
 	nclass := 1
 	all := append([]*Set{WordSet()}, sets...)
-	seen := map[Set]bool{}
+	// The same set comes many times (shared literals, repeated classes):
+	// skip repeats by pointer, then by content.
+	seenPtr := map[*Set]bool{}
+	seen := map[uint64][]*Set{}
 	remap := make([]int32, 0, 256)
+	// uniform[w]: the 64 units of word w are all in one class. Most of the
+	// 65,536 units are in blocks no pattern looks into, and such a block is
+	// refined as one unit.
+	var uniform [1024]bool
+	for w := range uniform {
+		uniform[w] = true
+	}
 	for _, s := range all {
-		if seen[*s] {
+		if seenPtr[s] {
 			continue
 		}
-		seen[*s] = true
+		seenPtr[s] = true
+		var h uint64
+		for i, w := range s {
+			h ^= w * uint64(2*i+1)
+		}
+		dup := false
+		for _, o := range seen[h] {
+			dup = dup || *o == *s
+		}
+		if dup {
+			continue
+		}
+		seen[h] = append(seen[h], s)
 		remap = remap[:0]
 		for i := 0; i < 2*nclass; i++ {
 			remap = append(remap, -1)
 		}
 		next := 0
-		for u := 0; u < 1<<16; u++ {
+		renumber := func(u int) uint16 {
 			k := int(class[u]) * 2
 			if s.Has(uint16(u)) {
 				k++
@@ -97,7 +119,21 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 				remap[k] = int32(next)
 				next++
 			}
-			class[u] = uint16(remap[k])
+			return uint16(remap[k])
+		}
+		for w, word := range s {
+			base := w << 6
+			if uniform[w] && (word == 0 || word == ^uint64(0)) {
+				c := renumber(base)
+				for u := base; u < base+64; u++ {
+					class[u] = c
+				}
+				continue
+			}
+			uniform[w] = false
+			for u := base; u < base+64; u++ {
+				class[u] = renumber(u)
+			}
 		}
 		nclass = next
 		if nclass > 128 {

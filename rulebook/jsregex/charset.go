@@ -22,6 +22,7 @@ func SetOf(units ...uint16) *Set {
 var (
 	singlesMu sync.Mutex
 	singles   = map[uint16]*Set{}
+	singleOf  = map[*Set]uint16{} // the inverse of singles
 	foldedMu  sync.Mutex
 	folded    = map[*Set]*Set{}
 )
@@ -35,6 +36,7 @@ func single(u uint16) *Set {
 	if !ok {
 		s = SetOf(u)
 		singles[u] = s
+		singleOf[s] = u
 	}
 	return s
 }
@@ -217,7 +219,13 @@ func fullUpperIsLonger(r rune) bool {
 // every unit whose Canonicalize equals that of a unit in s.
 func FoldCase(s *Set) *Set {
 	canonical()
-	if u, one := s.only(); one {
+	singlesMu.Lock()
+	u, one := singleOf[s]
+	singlesMu.Unlock()
+	if !one {
+		u, one = s.only()
+	}
+	if one {
 		foldedMu.Lock()
 		f, ok := folded[single(u)]
 		foldedMu.Unlock()
