@@ -81,18 +81,34 @@ func newAhoCorasick(literals []string, col [128]int, k int) *ahoCorasick {
 // scan sets the bit of every literal that occurs in text, whose bytes col
 // maps to columns (ac.col for alphabet bytes).
 func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) {
-	row := uint32(0)
-	k := uint32(ac.k)
+	ac.resume(text, 0, col, seen)
+}
+
+// resume runs the automaton over text from the row offset row (0: the
+// start), marking the literals it finds, and returns the union of
+// unitFlags over text (what the ASCII path needs; cheap beside the load
+// chain).
+func (ac *ahoCorasick) resume(text []byte, row uint32, col *[128]int, seen []uint64) uint8 {
+	var flags uint8
 	delta := ac.delta
 	for _, b := range text {
-		v := delta[row+uint32(col[b&0x7F])]
+		b &= 0x7F
+		flags |= unitFlags[b]
+		v := delta[row+uint32(col[b])]
 		row = v &^ hasOut
 		if v&hasOut != 0 {
-			s := row / k
-			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
-				seen[lit>>6] |= 1 << (lit & 63)
-			}
+			ac.mark(row, seen)
 		}
+	}
+	return flags
+}
+
+// mark sets the bits of the literals that end at the state of row offset
+// row.
+func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
+	s := row / uint32(ac.k)
+	for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+		seen[lit>>6] |= 1 << (lit & 63)
 	}
 }
 
@@ -125,70 +141,34 @@ func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]in
 // bytes to columns; it also returns the union of unitFlags over the text.
 //
 // The loop is bound by the latency of one table load per byte, each
-// depending on the last. Two halves of a long text are run as independent
-// chains in the same loop, so the processor overlaps them; the second half
-// starts maxLit-1 bytes early, so that every occurrence ending in it is
-// whole in it.
+// depending on the last. Two halves of a long text run as independent
+// chains in the same loop, which the processor overlaps (on 256 KiB of
+// prose: 500 MB/s against 330 with one chain). The second half starts
+// maxLit-1 bytes early, so that every occurrence ending in it is whole in
+// it; it is the longer, and finishes alone.
 func (ac *ahoCorasick) scanASCII(text []byte, col *[128]int, maxLit int, seen []uint64) uint8 {
-	var flags uint8
-	k := uint32(ac.k)
+	if len(text) < 512 {
+		return ac.resume(text, 0, col, seen)
+	}
+	mid := len(text) / 2
+	lo, hi := text[:mid], text[mid-maxLit+1:]
 	delta := ac.delta
-	hit := func(row uint32) {
-		s := row / k
-		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
-			seen[lit>>6] |= 1 << (lit & 63)
-		}
-	}
-	lo := text
-	if len(text) >= 512 {
-		mid := len(text) / 2
-		lo = text[:mid]
-		hi := text[mid-maxLit+1:]
-		// Run the halves together for as long as the shorter lasts.
-		var r1, r2 uint32
-		n := min(len(lo), len(hi))
-		for i := 0; i < n; i++ {
-			b1, b2 := lo[i], hi[i]
-			flags |= unitFlags[b1&0x7F] | unitFlags[b2&0x7F]
-			v1 := delta[r1+uint32(col[b1&0x7F])]
-			v2 := delta[r2+uint32(col[b2&0x7F])]
-			r1, r2 = v1&^hasOut, v2&^hasOut
-			if (v1|v2)&hasOut != 0 {
-				if v1&hasOut != 0 {
-					hit(r1)
-				}
-				if v2&hasOut != 0 {
-					hit(r2)
-				}
+	var flags uint8
+	var r1, r2 uint32
+	for i, b1 := range lo {
+		b1, b2 := b1&0x7F, hi[i]&0x7F
+		flags |= unitFlags[b1] | unitFlags[b2]
+		v1 := delta[r1+uint32(col[b1])]
+		v2 := delta[r2+uint32(col[b2])]
+		r1, r2 = v1&^hasOut, v2&^hasOut
+		if (v1|v2)&hasOut != 0 {
+			if v1&hasOut != 0 {
+				ac.mark(r1, seen)
+			}
+			if v2&hasOut != 0 {
+				ac.mark(r2, seen)
 			}
 		}
-		// The longer half's tail, from where its chain stopped.
-		for _, b := range hi[n:] {
-			flags |= unitFlags[b&0x7F]
-			v := delta[r2+uint32(col[b&0x7F])]
-			r2 = v &^ hasOut
-			if v&hasOut != 0 {
-				hit(r2)
-			}
-		}
-		for _, b := range lo[n:] {
-			flags |= unitFlags[b&0x7F]
-			v := delta[r1+uint32(col[b&0x7F])]
-			r1 = v &^ hasOut
-			if v&hasOut != 0 {
-				hit(r1)
-			}
-		}
-		return flags
 	}
-	row := uint32(0)
-	for _, b := range lo {
-		flags |= unitFlags[b&0x7F]
-		v := delta[row+uint32(col[b&0x7F])]
-		row = v &^ hasOut
-		if v&hasOut != 0 {
-			hit(row)
-		}
-	}
-	return flags
+	return flags | ac.resume(hi[len(lo):], r2, col, seen)
 }
