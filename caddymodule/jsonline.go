@@ -40,17 +40,11 @@ func splitObject(b []byte) ([]member, error) {
 	} else {
 		for {
 			ks := i
-			if i >= len(b) || b[i] != '"' {
-				return nil, errInvalid
-			}
-			if i = skipString(b, i); i < 0 {
+			if i = jsonstr.End(b, i); i < 0 {
 				return nil, errInvalid
 			}
 			rawKey := b[ks:i]
-			key, ok := jsonstr.Decode(nil, rawKey)
-			if !ok {
-				return nil, errInvalid
-			}
+			key, _ := jsonstr.DecodeValid(nil, rawKey)
 			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
 				return nil, errInvalid
 			}
@@ -92,32 +86,16 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] ('"'),
-// or -1 when it is not terminated.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value starting at b[i]; the input
-// is known to be valid JSON.
+// skipValue returns the index after the value starting at b[i] (not a
+// string). It only finds the value's extent; the caller checks it with
+// json.Valid.
 func skipValue(b []byte, i int) int {
 	depth := 0
 	for i < len(b) {
 		switch b[i] {
 		case '"':
-			if i = skipString(b, i); i < 0 {
-				return len(b)
-			}
-			if depth == 0 {
-				return i
+			if i = jsonstr.End(b, i); i < 0 {
+				return len(b) // an invalid string: json.Valid will say so
 			}
 			continue
 		case '{', '[':
