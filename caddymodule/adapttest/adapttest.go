@@ -6,6 +6,7 @@ package adapttest
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 )
+
+// update, given to a test binary that imports this package (go test
+// -args -update), rewrites the golden files instead of comparing.
+var update = flag.Bool("update", false, "rewrite the adapt golden files from the adapter's output")
 
 // Sep splits a golden file into its Caddyfile and its JSON.
 const Sep = "\n----------\n"
@@ -34,9 +39,9 @@ func Adapt(caddyfileText string) (string, error) {
 	return buf.String() + "\n", nil
 }
 
-// Golden adapts every golden file under dir and compares; with update it
+// Golden adapts every golden file under dir and compares; with -update it
 // rewrites their JSON halves from the adapter's output instead.
-func Golden(t *testing.T, dir string, update bool) {
+func Golden(t *testing.T, dir string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.caddyfiletest"))
 	if err != nil || len(files) == 0 {
@@ -49,14 +54,14 @@ func Golden(t *testing.T, dir string, update bool) {
 				t.Fatal(err)
 			}
 			in, want, ok := strings.Cut(string(data), Sep)
-			if !ok && !update {
+			if !ok && !*update {
 				t.Fatalf("%s has no %q separator", file, strings.TrimSpace(Sep))
 			}
 			got, err := Adapt(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if update {
+			if *update {
 				if err := os.WriteFile(file, []byte(in+Sep+got), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,6 @@
 package firewall
 
 import (
-	"flag"
 	"strings"
 	"testing"
 
@@ -11,12 +10,10 @@ import (
 	"github.com/promptwall/promptwall/caddymodule/adapttest"
 )
 
-var update = flag.Bool("update", false, "rewrite the adapt golden files from the adapter's output")
-
 // TestAdaptGolden adapts each testdata/adapt/*.caddyfiletest and compares the
 // JSON with the golden half: every option must show as its JSON field, and
 // prompt_firewall must land before reverse_proxy without an order line.
-func TestAdaptGolden(t *testing.T) { adapttest.Golden(t, "testdata/adapt", *update) }
+func TestAdaptGolden(t *testing.T) { adapttest.Golden(t, "testdata/adapt") }
 
 // TestCaddyfileErrors shows that bad options fail at adapt time with a
 // message naming the problem, not at the first request.
