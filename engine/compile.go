@@ -18,7 +18,6 @@ const SlowMatchTimeout = 2 * time.Second
 
 // rule is one compiled rule.
 type rule struct {
-	idx      int
 	id       string
 	category string
 	severity rulebook.Severity
@@ -87,7 +86,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		}
 		pats[i] = p
 		sets = append(sets, p.Sets()...)
-		c.rules[i] = rule{idx: i, id: r.ID, category: r.Category, severity: r.Severity}
+		c.rules[i] = rule{id: r.ID, category: r.Category, severity: r.Severity}
 	}
 	alpha, alphaErr := jsregex.NewAlphabet(sets)
 	c.alphabet = alpha

@@ -96,14 +96,23 @@ func (e *Engine) Rulebook() *rulebook.Rulebook { return e.rb }
 // Scan scans one text given as bytes (meant to be UTF-8; invalid bytes are
 // read as SPEC section 1 says and kept in the sanitized copy).
 func (e *Engine) Scan(raw []byte) Result {
+	st := e.views(raw)
+	defer e.release(st)
+	return e.finish(st)
+}
+
+// views runs every view of raw in pooled working memory; release it.
+func (e *Engine) views(raw []byte) *scanState {
 	st := e.pool.Get().(*scanState)
 	st.spans = st.spans[:0]
 	decodeText(raw, &st.t)
 	e.collect(st)
-	res := e.finish(st)
-	st.t.raw = nil
+	return st
+}
+
+func (e *Engine) release(st *scanState) {
+	st.t.raw = nil // keep no reference to the caller's text
 	e.pool.Put(st)
-	return res
 }
 
 // ScanString is Scan for a string, without copying it: Scan only reads
@@ -112,16 +121,11 @@ func (e *Engine) ScanString(s string) Result {
 	return e.Scan(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
-// Verdict returns only the verdict of a text: the pre-check's answer.
-func (e *Engine) Verdict(raw []byte) Verdict { return e.Scan(raw).Verdict }
-
 // rulesMatching returns the rules with at least one match in raw: all a
 // base64 token's inner scan contributes to the outer one.
 func (e *Engine) rulesMatching(raw []byte) []int {
-	st := e.pool.Get().(*scanState)
-	st.spans = st.spans[:0]
-	decodeText(raw, &st.t)
-	e.collect(st)
+	st := e.views(raw)
+	defer e.release(st)
 	var seen []bool
 	var out []int
 	for _, s := range st.spans {
@@ -133,7 +137,5 @@ func (e *Engine) rulesMatching(raw []byte) []int {
 			out = append(out, int(s.rule))
 		}
 	}
-	st.t.raw = nil
-	e.pool.Put(st)
 	return out
 }
