@@ -71,9 +71,9 @@ semaphore with a short example in Go. Write a polite email to a landlord asking 
 // firewall sees in chat and long-context requests.
 func BenchmarkScanProse(b *testing.B) {
 	e := Default()
-	for _, size := range []int{4 << 10, 256 << 10} {
+	for _, size := range []int{512, 4 << 10, 256 << 10} {
 		text := []byte(strings.Repeat(proseWords, size/len(proseWords)+1)[:size])
-		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for i := 0; i < b.N; i++ {
 				e.Scan(text)

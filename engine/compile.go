@@ -57,7 +57,8 @@ type compiled struct {
 	ascii    [128]byte // alphabet bytes of ASCII units, for the common case
 	ac       *ahoCorasick
 	litCount int
-	maxLit   int // the longest required literal
+	maxLit   int      // the longest required literal
+	literals []string // the required literals, in alphabet bytes
 	// Columns of the keyword automaton for ASCII text read as it is, and
 	// read through the leetspeak folding.
 	colRaw, colLeet [128]int
@@ -121,15 +122,9 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		for b := 0; b < 128; b++ {
 			col[b] = alpha.Column(byte(b))
 		}
-		c.ac = newAhoCorasick(litList, col, alpha.Size)
-		for b := 0; b < 128; b++ {
-			c.colRaw[b] = col[alpha.Byte[b]]
-			c.colLeet[b] = c.colRaw[b]
-			if unitFlags[b]&fLeet != 0 {
-				c.colLeet[b] = col[alpha.Byte[leetTo[b]]]
-			}
-		}
-		c.litCount = len(litList)
+		enc, cols := c.keywordColumns(col, litList)
+		c.ac = newAhoCorasick(litList, enc, alpha.Size, cols)
+		c.litCount, c.literals = len(litList), litList
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))
 		}
@@ -149,7 +144,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				c.prefixRules[id] = append(c.prefixRules[id], int32(i))
 			}
 		}
-		c.prefixAC = newAhoCorasick(prefixes, col, alpha.Size)
+		c.prefixAC = newAhoCorasick(prefixes, col, alpha.Size, nil)
 	}
 	return c, nil
 }
@@ -205,4 +200,63 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 	}
 	r.fast = true
 	return nil
+}
+
+// keywordColumns chooses the columns of the keyword automaton. Only the
+// classes that occur in a literal need columns of their own; every other
+// byte reads as one class outside them. For ASCII text read as it is
+// (colRaw), bytes of different unitFlags get different columns, so that the
+// scan's transitions also say which views the text calls for. It sets
+// colRaw and colLeet, and returns the columns of alphabet bytes (encoded
+// views) and every column's class and flags, for newAhoCorasick.
+func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int, cols []acColumn) {
+	var inLit [128]bool
+	for _, l := range literals {
+		for i := 0; i < len(l); i++ {
+			inLit[col[l[i]]] = true
+		}
+	}
+	outside := -1 // the class all bytes outside the literals read as
+	classOf := func(class int) int {
+		if inLit[class] {
+			return class
+		}
+		if outside < 0 {
+			outside = class
+		}
+		return outside
+	}
+	ids := map[acColumn]int{}
+	first := map[int]int{} // class -> its first column
+	column := func(cc acColumn) int {
+		id, ok := ids[cc]
+		if !ok {
+			id = len(cols)
+			ids[cc] = id
+			cols = append(cols, cc)
+			if _, ok := first[cc.class]; !ok {
+				first[cc.class] = id
+			}
+		}
+		return id
+	}
+	for b := 0; b < 128; b++ {
+		c.colRaw[b] = column(acColumn{classOf(col[c.alphabet.Byte[b]]), unitFlags[b]})
+	}
+	for b := 0; b < 128; b++ {
+		c.colLeet[b] = c.colRaw[b]
+		if unitFlags[b]&fLeet != 0 {
+			c.colLeet[b] = c.colRaw[leetTo[b]]
+		}
+	}
+	// Encoded views ignore the flags: any column of the byte's class will do.
+	for a := 0; a < 128; a++ {
+		class := classOf(col[a])
+		id, ok := first[class]
+		if !ok {
+			id = column(acColumn{class: class})
+		}
+		enc[a] = id
+	}
+	return enc, cols
 }
