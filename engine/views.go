@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/rulebook/jsregex"
@@ -296,7 +297,22 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url bool)) {
 	n := len(s)
 	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
+	bs, isBytes := any(s).([]byte)
 	for i := 0; i+16 <= n; {
+		if isBytes {
+			// A token holds a whole aligned 8-byte word, and no byte below
+			// '+' (space, most punctuation) is base64: skip the words that
+			// hold one eight bytes at a time. No token starts before the
+			// word ahead of the first word left.
+			j := (i + 7) &^ 7
+			for j+8 <= n && hasBelowPlus(binary.LittleEndian.Uint64(bs[j:j+8])) {
+				j += 8
+			}
+			if j+8 > n {
+				return
+			}
+			i = max(i, j-8)
+		}
 		// A token needs 16 base64 characters in a row: the last character
 		// of the next 16 that is not one rules out every start up to it
 		// (looking from the end skips most of a line of words at once).
@@ -356,4 +372,12 @@ func plausibleText(b []byte) bool {
 		}
 	}
 	return units >= 4 && ctrl*10 <= units
+}
+
+// hasBelowPlus reports whether a word of 8 ASCII bytes holds one below
+// '+': adding 0x80-'+' to a byte's low seven bits sets its high bit exactly
+// when the byte is '+' or above, and never carries into the next byte.
+func hasBelowPlus(x uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	return ((x&^high)+(0x80-'+')*ones|x)&high != high
 }
