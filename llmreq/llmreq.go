@@ -99,8 +99,8 @@ type Request struct {
 	API   API
 	Texts []Text
 
-	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it, so the caller
-	// must not modify it while the Request is in use.
+	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it and texts'
+	// values may be its bytes, so the caller must not modify it while the Request is in use.
 	body []byte
 }
 
@@ -146,7 +146,9 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // detect the API; the path may carry any prefix, e.g. /openai/v1/chat/completions).
 // A body that is not a single JSON value (trailing garbage included) is ErrInvalidJSON.
 //
-// Parse keeps a reference to body (it does not copy it); Rewrite reads from it later.
+// Parse keeps a reference to body (it does not copy it): Rewrite reads from it later, and the
+// Value of a text whose literal has no escape and is valid UTF-8 (most texts) is body's own
+// bytes. The caller must not modify body while the Request or its texts are in use.
 func Parse(urlPath string, body []byte) (*Request, error) {
 	t := getTape()
 	defer putTape(t)

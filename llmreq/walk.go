@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/promptwall/promptwall/jsonstr"
 )
+
+// JSON string literals are decoded and encoded by package jsonstr, with encoding/json's exact
+// semantics, so a text's Value is what any Go upstream (and the scan service) would see, and a
+// rewritten literal is what json.Marshal would write with HTML escaping off.
 
 // walker navigates a scanned body and collects texts. The API rules (openai.go, anthropic.go,
 // gemini.go, ollama.go) are written against its small vocabulary: members of an object, elements
@@ -19,13 +24,19 @@ type walker struct {
 	scratch []byte // decoded keys and member strings that are compared, not kept
 
 	// Paths and values of the texts are collected into two buffers and made strings once at the
-	// end (finish), so a request costs a handful of allocations however many texts it has.
+	// end (finish), so a request costs a handful of allocations however many texts it has. A
+	// value whose literal has no escape and is valid UTF-8 is not copied at all: it is the body's
+	// bytes (see Parse).
 	paths, values []byte
 	spans         []textSpan
 	tooMany       int // offset of the text over MaxTexts, or -1
 }
 
-type textSpan struct{ path0, path1, val0, val1 int }
+// textSpan locates a text's path in paths and its value in values, or in the body when inBody.
+type textSpan struct {
+	path0, path1, val0, val1 int
+	inBody                   bool
+}
 
 func (w *walker) kind(i int) uint8 { return w.t.nodes[i].kind() }
 
@@ -196,10 +207,16 @@ func (w *walker) emit(i int, role string) {
 		}
 		return
 	}
-	sp := textSpan{path0: len(w.paths), val0: len(w.values)}
+	sp := textSpan{path0: len(w.paths)}
 	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
-	w.values = appendLiteral(grow(w.values, n.end()-n.start()), w.body[n.start():n.end()], n.flags())
-	sp.path1, sp.val1 = len(w.paths), len(w.values)
+	sp.path1 = len(w.paths)
+	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && utf8.Valid(lit) {
+		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
+	} else {
+		sp.val0 = len(w.values)
+		w.values = jsonstr.Unquote(grow(w.values, len(lit)), lit)
+		sp.val1 = len(w.values)
+	}
 	w.spans = append(w.spans, sp)
 	w.texts = append(w.texts, Text{Role: role, start: n.start(), end: n.end()})
 }
@@ -251,7 +268,11 @@ func (w *walker) finish() {
 	paths, values := string(w.paths), string(w.values)
 	for i, sp := range w.spans {
 		w.texts[i].Path = paths[sp.path0:sp.path1]
-		w.texts[i].Value = values[sp.val0:sp.val1]
+		if sp.inBody {
+			w.texts[i].Value = unsafe.String(unsafe.SliceData(w.body[sp.val0:]), sp.val1-sp.val0)
+		} else {
+			w.texts[i].Value = values[sp.val0:sp.val1]
+		}
 	}
 }
 
