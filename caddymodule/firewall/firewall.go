@@ -33,6 +33,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -266,6 +267,16 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		// The client went away or the connection broke mid-body.
 		return caddyhttp.Error(http.StatusBadRequest, err)
 	}
+	// raw goes back to its pool when the request is done with it: here,
+	// unless the upstream is sent raw itself (then upstreamBody does it).
+	// Until then nothing may keep raw or body: the texts and results below
+	// share their bytes.
+	owned := true
+	defer func() {
+		if owned {
+			putBodyBuf(raw)
+		}
+	}()
 	if len(raw) == 0 {
 		return f.pass(w, r, next)
 	}
@@ -308,7 +319,13 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 	default:
 		// log, and pass for safe: the original bytes, still encoded if they were.
-		setBody(r, raw)
+		f.metrics.request(out.verdict, action)
+		ub := newUpstreamBody(raw)
+		owned = false
+		setBodyReader(r, ub, len(raw))
+		err := next.ServeHTTP(w, r)
+		ub.release()
+		return err
 	}
 	f.metrics.request(out.verdict, action)
 	return next.ServeHTTP(w, r)
@@ -359,10 +376,15 @@ func (f *Firewall) refuse(w http.ResponseWriter, r *http.Request, fam string, fe
 // setBody replaces the request body with b, which the upstream is sent
 // with a Content-Length (never chunked).
 func setBody(r *http.Request, b []byte) {
-	r.Body = readCloser{bytes.NewReader(b)}
-	r.ContentLength = int64(len(b))
+	setBodyReader(r, readCloser{bytes.NewReader(b)}, len(b))
+}
+
+// setBodyReader replaces the request body with body, of n bytes.
+func setBodyReader(r *http.Request, body io.ReadCloser, n int) {
+	r.Body = body
+	r.ContentLength = int64(n)
 	r.TransferEncoding = nil
-	r.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	r.Header.Set("Content-Length", strconv.Itoa(n))
 	r.GetBody = nil
 }
 
