@@ -38,8 +38,10 @@ type rule struct {
 	runBounded bool // see jsregex.Literals
 	runBytes   [128]bool
 	maxOther   int
-	required   [][]int  // conjuncts of literal ids (see jsregex.Literals)
-	prefixes   [][]byte // a match begins with one of these
+	required   [][]int // conjuncts of literal ids (see jsregex.Literals)
+	// The conjuncts as masks over matcher.seen, one word per 64 literals.
+	requiredMasks [][]uint64
+	prefixes      [][]byte // a match begins with one of these
 	// onlyNonASCII: every prefix holds a byte no ASCII unit maps to, so the
 	// rule cannot match an all-ASCII text (OB-1's invisible characters).
 	onlyNonASCII bool
@@ -59,6 +61,11 @@ type compiled struct {
 	litCount int
 	maxLit   int      // the longest required literal
 	literals []string // the required literals, in alphabet bytes
+	// litRules[l]: the rules with literal l in a required conjunct;
+	// unconditional: the rules without required literals. A view's rules
+	// worth checking are the union of these over its literals.
+	litRules      [][]uint64
+	unconditional []uint64
 	// Columns of the keyword automaton for ASCII text read as it is, and
 	// read through the leetspeak folding.
 	colRaw, colLeet [128]int
@@ -125,6 +132,26 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		enc, cols := c.keywordColumns(col, litList)
 		c.ac = newAhoCorasick(litList, enc, alpha.Size, cols)
 		c.litCount, c.literals = len(litList), litList
+		ruleWords := (len(c.rules) + 63) / 64
+		c.litRules = make([][]uint64, c.litCount)
+		c.unconditional = make([]uint64, ruleWords)
+		for i := range c.rules {
+			r := &c.rules[i]
+			for _, conj := range r.required {
+				mask := make([]uint64, (c.litCount+63)/64)
+				for _, l := range conj {
+					mask[l>>6] |= 1 << (l & 63)
+					if c.litRules[l] == nil {
+						c.litRules[l] = make([]uint64, ruleWords)
+					}
+					c.litRules[l][i>>6] |= 1 << (i & 63)
+				}
+				r.requiredMasks = append(r.requiredMasks, mask)
+			}
+			if len(r.required) == 0 {
+				c.unconditional[i>>6] |= 1 << (i & 63)
+			}
+		}
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))
 		}

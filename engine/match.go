@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
 )
 
@@ -17,6 +18,7 @@ type span struct {
 // through a pool, so a scan allocates nothing per byte.
 type matcher struct {
 	seen   []uint64 // required literals present in the view
+	maybe  []uint64 // rules that have a literal in seen, or need none
 	active []bool   // rules that can match the view
 	cands  [][]int32
 	ends   []int32
@@ -112,10 +114,10 @@ func (c *compiled) findLiteralsNearLeet(raw []byte, m *matcher) {
 // active reports whether every required conjunct of r has a literal in
 // m.seen: otherwise r cannot match the view.
 func (m *matcher) isActive(r *rule) bool {
-	for _, conj := range r.required {
+	for _, mask := range r.requiredMasks {
 		found := false
-		for _, l := range conj {
-			if m.seen[l>>6]&(1<<(l&63)) != 0 {
+		for w, bits := range mask {
+			if m.seen[w]&bits != 0 {
 				found = true
 				break
 			}
@@ -185,10 +187,21 @@ func (c *compiled) findCandidates(enc []byte, m *matcher) {
 // encode makes the view's encoded text; it is called only when some rule
 // can match, which for most texts is never.
 func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
+	// Only the rules of the literals present can be active.
+	maybe := append(m.maybe[:0], c.unconditional...)
+	m.maybe = maybe
+	for w, word := range m.seen {
+		for word != 0 {
+			for k, rb := range c.litRules[w<<6|bits.TrailingZeros64(word)] {
+				maybe[k] |= rb
+			}
+			word &= word - 1
+		}
+	}
 	any := false
 	for i := range c.rules {
 		r := &c.rules[i]
-		m.active[i] = r.fast && !(ascii && r.onlyNonASCII) && m.isActive(r)
+		m.active[i] = r.fast && maybe[i>>6]&(1<<(i&63)) != 0 && !(ascii && r.onlyNonASCII) && m.isActive(r)
 		any = any || m.active[i] || !r.fast
 	}
 	if !any {
