@@ -140,7 +140,8 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		err error
 	}
 	type batch struct {
-		lines   [][]byte
+		lines   [][]byte // slices of one buffer; nil for a blank line
+		size    int      // bytes in lines
 		firstNo int
 		readErr error // after the lines, reading failed
 		done    chan result
@@ -155,7 +156,9 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		go func() {
 			var bufs lineBuffers
 			for b := range work {
-				var out []byte
+				// An answer is the line's other fields and a result that
+				// holds the sanitized text again: about twice the line.
+				out := make([]byte, 0, 2*b.size+1024)
 				var err error
 				for k, line := range b.lines {
 					if out, err = bufs.scanLine(eng, line, out); err != nil {
@@ -179,17 +182,28 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		lineNo := 0
 		for {
 			b := batch{firstNo: lineNo + 1, done: make(chan result, 1)}
-			size := 0
+			// The batch's lines go into one buffer; they are sliced out
+			// once it has stopped growing.
+			var data []byte
+			var ends []int // end of each line in data; -1: blank
 			var err error
-			for size < 256<<10 && err == nil {
-				var line []byte
-				line, err = readLine(rd, nil)
+			for len(data) < 256<<10 && err == nil {
+				start := len(data)
+				data, err = readLine(rd, data)
 				lineNo++
-				if len(bytes.TrimSpace(line)) > 0 {
-					b.lines = append(b.lines, line)
-					size += len(line)
+				if len(bytes.TrimSpace(data[start:])) > 0 {
+					ends = append(ends, len(data))
 				} else {
-					b.lines = append(b.lines, nil) // keeps line numbers; answers nothing
+					data = data[:start]
+					ends = append(ends, -1) // keeps line numbers; answers nothing
+				}
+			}
+			b.lines, b.size = make([][]byte, len(ends)), len(data)
+			start := 0
+			for k, end := range ends {
+				if end >= 0 {
+					b.lines[k] = data[start:end:end]
+					start = end
 				}
 			}
 			if err != nil && err != io.EOF {
@@ -238,7 +252,9 @@ func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 
 // lineBuffers are the storage one line's work reuses from the last.
 type lineBuffers struct {
-	text []byte // a decoded text that had escapes
+	text    []byte // a decoded text that had escapes
+	members []member
+	compact bytes.Buffer
 }
 
 // scanLine appends the answer to one input line to out. A nil line (a
@@ -247,14 +263,15 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	if line == nil {
 		return out, nil
 	}
-	members, err := splitObject(line)
+	members, err := splitObject(line, b.members[:0])
 	if err != nil {
 		return out, err
 	}
+	b.members = members
 	var text []byte
 	isB64, found := false, false
 	for _, m := range members {
-		switch m.key {
+		switch string(m.key) {
 		case "text", "text_base64":
 			if len(m.value) == 0 || m.value[0] != '"' {
 				return out, fmt.Errorf("%q must be a string", m.key)
@@ -265,12 +282,12 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 			if text, copied = jsonstr.DecodeValid(b.text, m.value); copied {
 				b.text = text[:0] // keep the grown buffer for the next line
 			}
-			if m.key == "text_base64" {
+			if string(m.key) == "text_base64" {
 				if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
 					return out, fmt.Errorf("text_base64: %w", err)
 				}
 			}
-			isB64, found = m.key == "text_base64", true
+			isB64, found = string(m.key) == "text_base64", true
 		}
 	}
 	if !found {
@@ -279,12 +296,12 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	res := eng.Scan(text)
 	out = append(out, '{')
 	for _, m := range members {
-		if m.key == "text" || m.key == "text_base64" {
+		if k := string(m.key); k == "text" || k == "text_base64" {
 			continue
 		}
 		out = append(out, m.rawKey...)
 		out = append(out, ':')
-		out = appendCompact(out, m.value)
+		out = appendCompact(out, m.value, &b.compact)
 		out = append(out, ',')
 	}
 	out = append(out, `"result":`...)

@@ -10,7 +10,7 @@ import (
 
 // member is one top-level member of a JSON object line.
 type member struct {
-	key    string
+	key    []byte // decoded: a slice of the line unless the key has escapes
 	rawKey []byte // the key as written, quotes included
 	value  []byte // the value's bytes, valid JSON (a string literal is checked)
 }
@@ -24,8 +24,8 @@ var (
 // member's bytes so that fields the command does not read are passed on
 // exactly (numbers beyond float64 precision included). It accepts exactly
 // the objects encoding/json accepts: strings are checked by jsonstr.End,
-// other values by json.Valid.
-func splitObject(b []byte) ([]member, error) {
+// other values by json.Valid. The members are appended to out.
+func splitObject(b []byte, out []member) ([]member, error) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		if json.Valid(b) {
@@ -33,7 +33,6 @@ func splitObject(b []byte) ([]member, error) {
 		}
 		return nil, errInvalid
 	}
-	var out []member
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		i++
@@ -60,7 +59,7 @@ func splitObject(b []byte) ([]member, error) {
 					return nil, errInvalid
 				}
 			}
-			out = append(out, member{key: string(key), rawKey: rawKey, value: bytes.TrimRight(b[vs:i], " \t\r\n")})
+			out = append(out, member{key: key, rawKey: rawKey, value: bytes.TrimRight(b[vs:i], " \t\r\n")})
 			i = skipSpace(b, i)
 			if i < len(b) && b[i] == ',' {
 				i = skipSpace(b, i+1)
@@ -118,12 +117,13 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// appendCompact appends a JSON value without insignificant white space.
-func appendCompact(dst, value []byte) []byte {
+// appendCompact appends a JSON value without insignificant white space,
+// using scratch as it needs.
+func appendCompact(dst, value []byte, scratch *bytes.Buffer) []byte {
 	if len(value) > 0 && value[0] == '"' {
 		return append(dst, value...)
 	}
-	var b bytes.Buffer
-	json.Compact(&b, value)
-	return append(dst, b.Bytes()...)
+	scratch.Reset()
+	json.Compact(scratch, value)
+	return append(dst, scratch.Bytes()...)
 }

@@ -6,6 +6,7 @@ package engine
 // byte.
 type ahoCorasick struct {
 	k     int      // columns
+	ov    int      // the longest literal less one: how far chains overlap
 	col   [128]int // alphabet byte -> column
 	delta []uint32 // state*k + column -> next state*k | hasOut | view flags
 	outAt []int32  // state -> start of its outputs in outs
@@ -85,6 +86,9 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ah
 		}
 	}
 	ac := &ahoCorasick{k: len(classOf), col: col}
+	for _, l := range literals {
+		ac.ov = max(ac.ov, len(l)-1)
+	}
 	ac.outAt = make([]int32, len(nodes)+1)
 	for s := range nodes {
 		ac.outAt[s] = int32(len(ac.outs))
@@ -111,14 +115,41 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ah
 }
 
 // scan sets the bit of every literal that occurs in text, whose bytes col
-// maps to columns (ac.col for alphabet bytes).
-func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) {
-	ac.resume(text, 0, col, seen)
+// maps to columns (ac.col for alphabet bytes), and returns the union of the
+// columns' flags over text (with colRaw: the text's unitFlags).
+//
+// One chain of table loads, each depending on the last, is bound by the
+// load latency. Quarters of a long text run instead as four independent
+// chains in one loop, which the processor overlaps (BenchmarkKeywords: 2.3x
+// one chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Each quarter
+// after the first starts ov bytes early, so that every occurrence ending in
+// it is whole in it; marking a literal twice is harmless.
+func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) uint8 {
+	q := len(text) / 4
+	if q < 2*ac.ov || q < 16 {
+		return ac.resume(text, 0, col, seen)
+	}
+	var st chains4
+	st.start(text, q, ac.ov)
+	for i := 0; i < q; i++ {
+		var hits uint32
+		i, hits = st.run(ac.delta, col, i)
+		for j, row := range st.rows {
+			if hits&(1<<j) != 0 {
+				ac.mark(row, seen)
+			}
+		}
+	}
+	flags := uint8(st.acc>>flagShift) & 7
+	for j := 1; j < 4; j++ {
+		flags |= ac.resume(st.tail(j), st.rows[j], col, seen)
+	}
+	return flags
 }
 
 // resume runs the automaton over text from the row offset row (0: the
 // start), marking the literals it finds, and returns the union of the
-// columns' flags over text (with colRaw: the text's unitFlags).
+// columns' flags over text.
 func (ac *ahoCorasick) resume(text []byte, row uint32, col *[128]int, seen []uint64) uint8 {
 	var acc uint32
 	delta := ac.delta
@@ -144,77 +175,100 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 
 // candidates appends to cands[r], for every active rule r, the start of
 // every occurrence in text of a literal that r begins with (prefixRules
-// and lens describe the literals). The hit handling is written out here
-// rather than called per hit: prefixes such as "<" or a newline are common.
+// and lens describe the literals), in four chains as scan does. A chain
+// reports only the occurrences that end in its own quarter, not in the
+// bytes it shares with the one before, so each start comes once (but not
+// in order).
 func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
-	row := uint32(0)
-	k := uint32(ac.k)
-	delta, col := ac.delta, &ac.col
-	for i, b := range text {
-		v := delta[row+uint32(col[b&0x7F])]
-		row = v & rowMask
-		if v&hasOut == 0 {
-			continue
-		}
-		s := row / k
+	hit := func(row uint32, end int) {
+		s := row / uint32(ac.k)
 		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 			for _, r := range prefixRules[lit] {
 				if active[r] {
-					cands[r] = append(cands[r], int32(i+1)-lens[lit])
+					cands[r] = append(cands[r], int32(end)-lens[lit])
 				}
 			}
 		}
 	}
-}
-
-// scanASCII is resume from the start over an all-ASCII text as it is
-// (col: colRaw), for texts of any length.
-//
-// One chain of table loads, each depending on the last, is bound by the
-// load latency. Quarters of a text run instead as four independent chains
-// in one loop, which the processor overlaps (BenchmarkKeywords: 2.3x one
-// chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Each quarter after the first starts
-// maxLit-1 bytes early, so that every occurrence ending in it is whole in
-// it; marking a literal twice is harmless.
-func (ac *ahoCorasick) scanASCII(text []byte, col *[128]int, maxLit int, seen []uint64) uint8 {
-	ov := maxLit - 1
+	col := &ac.col
 	q := len(text) / 4
-	if q < 2*ov || q < 16 {
-		return ac.resume(text, 0, col, seen)
+	if q < 2*ac.ov || q < 16 {
+		ac.hits(text, 0, 0, 0, hit)
+		return
 	}
-	t1, t2, t3 := text[q-ov:], text[2*q-ov:], text[3*q-ov:]
 	var st chains4
+	st.start(text, q, ac.ov)
 	for i := 0; i < q; i++ {
 		var hits uint32
-		i, hits = st.run(ac.delta, col, text[:q], t1[:q], t2[:q], t3[:q], i)
+		i, hits = st.run(ac.delta, col, i)
 		for j, row := range st.rows {
-			if hits&(1<<j) != 0 {
-				ac.mark(row, seen)
+			if hits&(1<<j) != 0 && (j == 0 || i >= ac.ov) {
+				hit(row, st.from[j]+i+1)
 			}
 		}
 	}
-	flags := uint8(st.acc>>flagShift) & 7
-	flags |= ac.resume(t1[q:q+ov], st.rows[1], col, seen)
-	flags |= ac.resume(t2[q:q+ov], st.rows[2], col, seen)
-	return flags | ac.resume(t3[q:], st.rows[3], col, seen)
+	for j := 1; j < 4; j++ {
+		ac.hits(st.tail(j), st.rows[j], st.from[j]+q, 0, hit)
+	}
 }
 
-// chains4 is the state of scanASCII's four chains: their row offsets, and
-// the union of the transitions taken.
+// hits runs the automaton over text from the row offset row, calling hit
+// with the row and the end (offset plus position just past) of every state
+// with outputs reached at or after skip.
+func (ac *ahoCorasick) hits(text []byte, row uint32, offset, skip int, hit func(row uint32, end int)) {
+	delta, col := ac.delta, &ac.col
+	for i, b := range text {
+		v := delta[row+uint32(col[b&0x7F])]
+		row = v & rowMask
+		if v&hasOut != 0 && i >= skip {
+			hit(row, offset+i+1)
+		}
+	}
+}
+
+// chains4 is the state of four chains over the quarters of a text: their
+// texts (each q bytes for the common loop), where each begins in the text,
+// their row offsets, and the union of the transitions taken.
 type chains4 struct {
-	rows [4]uint32
-	acc  uint32
+	texts [4][]byte
+	rest  [4][]byte
+	from  [4]int
+	rows  [4]uint32
+	acc   uint32
 }
 
-// run steps the four chains from position i until the texts end (at
-// len(t0)) or a step reaches states with outputs: it returns that step's
+// start sets the chains over text: chain j begins at j*q, less ov for
+// j > 0, and runs q bytes in the common loop; the bytes left (rest) are
+// the ov its quarter ends with, or for the last chain everything to the
+// end.
+func (st *chains4) start(text []byte, q, ov int) {
+	for j := 0; j < 4; j++ {
+		from := j * q
+		if j > 0 {
+			from -= ov
+		}
+		end := (j + 1) * q
+		if j == 3 {
+			end = len(text)
+		}
+		st.from[j] = from
+		st.texts[j], st.rest[j] = text[from:from+q], text[from+q:end]
+	}
+}
+
+// tail is what chain j has left after the common loop.
+func (st *chains4) tail(j int) []byte { return st.rest[j] }
+
+// run steps the four chains from position i until the common loop ends (at
+// q) or a step reaches states with outputs: it returns that step's
 // position, and hits has bit j set when chain j's state has outputs. It
 // calls nothing, so that its loop keeps every value in a register.
-func (st *chains4) run(delta []uint32, col *[128]int, t0, t1, t2, t3 []byte, i int) (int, uint32) {
+func (st *chains4) run(delta []uint32, col *[128]int, i int) (int, uint32) {
 	r0, r1, r2, r3 := st.rows[0], st.rows[1], st.rows[2], st.rows[3]
 	acc := st.acc
 	var hits uint32
-	t1, t2, t3 = t1[:len(t0)], t2[:len(t0)], t3[:len(t0)]
+	t0 := st.texts[0]
+	t1, t2, t3 := st.texts[1][:len(t0)], st.texts[2][:len(t0)], st.texts[3][:len(t0)]
 	for ; i < len(t0); i++ {
 		v0 := delta[r0+uint32(col[t0[i]&0x7F])]
 		v1 := delta[r1+uint32(col[t1[i]&0x7F])]

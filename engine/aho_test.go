@@ -26,7 +26,7 @@ func TestScanASCIIChains(t *testing.T) {
 		text := []byte(b.String())
 		got := make([]uint64, (c.litCount+63)/64)
 		want := make([]uint64, len(got))
-		gotFlags := c.ac.scanASCII(text, &c.colRaw, c.maxLit, got)
+		gotFlags := c.ac.scan(text, &c.colRaw, got)
 		wantFlags := c.ac.resume(text, 0, &c.colRaw, want)
 		var flags uint8
 		for _, u := range text {
@@ -54,7 +54,7 @@ func TestScanASCIIChains(t *testing.T) {
 					copy(text[at:], word)
 					got := make([]uint64, (c.litCount+63)/64)
 					want := make([]uint64, len(got))
-					c.ac.scanASCII(text, &c.colRaw, c.maxLit, got)
+					c.ac.scan(text, &c.colRaw, got)
 					c.ac.resume(text, 0, &c.colRaw, want)
 					if !slices.Equal(got, want) {
 						t.Fatalf("%q at %d of %d bytes: four chains %x, one chain %x", word, at, size, got, want)
@@ -75,7 +75,7 @@ func BenchmarkKeywords(b *testing.B) {
 		b.Run(strconv.Itoa(size)+"B/four", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				c.ac.scanASCII(text, &c.colRaw, c.maxLit, seen)
+				c.ac.scan(text, &c.colRaw, seen)
 			}
 		})
 		b.Run(strconv.Itoa(size)+"B/one", func(b *testing.B) {
@@ -84,5 +84,68 @@ func BenchmarkKeywords(b *testing.B) {
 				c.ac.resume(text, 0, &c.colRaw, seen)
 			}
 		})
+	}
+}
+
+// TestCandidatesChains checks that the four-chain prefix pass finds each
+// candidate start once, exactly the starts one chain finds, for every
+// prefix across every quarter boundary.
+func TestCandidatesChains(t *testing.T) {
+	c := Default().c
+	ac := c.prefixAC
+	active := make([]bool, len(c.rules))
+	for i := range active {
+		active[i] = true
+	}
+	var fromByte [128]byte
+	for u := 127; u >= 0; u-- {
+		fromByte[c.ascii[u]] = byte(u)
+	}
+	encode := func(s []byte) []byte {
+		out := make([]byte, len(s))
+		for i, b := range s {
+			out[i] = c.ascii[b]
+		}
+		return out
+	}
+	check := func(enc []byte) {
+		t.Helper()
+		got := make([][]int32, len(c.rules))
+		ac.candidates(enc, active, c.prefixRules, c.prefixLens, got)
+		want := make([][]int32, len(c.rules))
+		ac.hits(enc, 0, 0, 0, func(row uint32, end int) {
+			s := row / uint32(ac.k)
+			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+				for _, r := range c.prefixRules[lit] {
+					want[r] = append(want[r], int32(end)-c.prefixLens[lit])
+				}
+			}
+		})
+		for r := range got {
+			slices.Sort(got[r])
+			slices.Sort(want[r])
+			if !slices.Equal(got[r], want[r]) {
+				t.Fatalf("rule %s over %d bytes: four chains %v, one chain %v", c.rules[r].id, len(enc), got[r], want[r])
+			}
+		}
+	}
+	for i := range c.rules {
+		for _, p := range c.rules[i].prefixes {
+			word := make([]byte, len(p))
+			for k := range p {
+				word[k] = fromByte[p[k]]
+			}
+			for _, size := range []int{64, 203, 517} {
+				q := size / 4
+				for _, boundary := range []int{q, 2 * q, 3 * q} {
+					for at := max(0, boundary-len(word)); at <= boundary && at+len(word) <= size; at++ {
+						text := []byte(strings.Repeat("x", size))
+						copy(text[at:], word)
+						copy(text[max(0, at-40):], word) // a second one nearby
+						check(encode(text))
+					}
+				}
+			}
+		}
 	}
 }

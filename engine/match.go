@@ -57,7 +57,7 @@ func (c *compiled) findLiteralsASCII(raw []byte, col *[128]int, m *matcher) uint
 		}
 		return flags
 	}
-	return c.ac.scanASCII(raw, col, c.maxLit, m.seen)
+	return c.ac.scan(raw, col, m.seen)
 }
 
 // findLiteralsNear adds the required literals that occur in enc within
