@@ -73,7 +73,16 @@ func (p *Pattern) Sets() []*Set {
 // NewAlphabet builds the coarsest partition of the units that keeps every
 // given set a union of classes, plus the word set.
 func NewAlphabet(sets []*Set) (*Alphabet, error) {
+	// class holds each unit's class, but only in words that are not
+	// uniform: uniform[w] says the 64 units of word w are all in one class,
+	// wclass[w]. Most of the 65,536 units are in blocks no pattern looks
+	// into, and such a block is refined as one unit.
 	class := make([]uint16, 1<<16)
+	var wclass [1024]uint16
+	var uniform [1024]bool
+	for w := range uniform {
+		uniform[w] = true
+	}
 	nclass := 1
 	all := append([]*Set{WordSet()}, sets...)
 	// The same set comes many times (shared literals, repeated classes):
@@ -81,13 +90,6 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 	seenPtr := map[*Set]bool{}
 	seen := map[uint64][]*Set{}
 	remap := make([]int32, 0, 256)
-	// uniform[w]: the 64 units of word w are all in one class. Most of the
-	// 65,536 units are in blocks no pattern looks into, and such a block is
-	// refined as one unit.
-	var uniform [1024]bool
-	for w := range uniform {
-		uniform[w] = true
-	}
 	for _, s := range all {
 		if seenPtr[s] {
 			continue
@@ -110,9 +112,11 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 			remap = append(remap, -1)
 		}
 		next := 0
-		renumber := func(u int) uint16 {
-			k := int(class[u]) * 2
-			if s.Has(uint16(u)) {
+		// renumber gives the new class of a unit of class c, in s or not,
+		// numbering new classes in the order of their first unit.
+		renumber := func(c uint16, in bool) uint16 {
+			k := int(c) * 2
+			if in {
 				k++
 			}
 			if remap[k] < 0 {
@@ -122,22 +126,31 @@ func NewAlphabet(sets []*Set) (*Alphabet, error) {
 			return uint16(remap[k])
 		}
 		for w, word := range s {
-			base := w << 6
 			if uniform[w] && (word == 0 || word == ^uint64(0)) {
-				c := renumber(base)
-				for u := base; u < base+64; u++ {
-					class[u] = c
-				}
+				wclass[w] = renumber(wclass[w], word != 0)
 				continue
 			}
-			uniform[w] = false
+			base := w << 6
+			if uniform[w] {
+				uniform[w] = false
+				for u := base; u < base+64; u++ {
+					class[u] = wclass[w]
+				}
+			}
 			for u := base; u < base+64; u++ {
-				class[u] = renumber(u)
+				class[u] = renumber(class[u], word&(1<<(u-base)) != 0)
 			}
 		}
 		nclass = next
 		if nclass > 128 {
 			return nil, ErrTooManyClasses
+		}
+	}
+	for w, uni := range uniform {
+		if uni {
+			for u := w << 6; u < (w+1)<<6; u++ {
+				class[u] = wclass[w]
+			}
 		}
 	}
 	a := &Alphabet{Size: nclass}
