@@ -29,6 +29,9 @@
 //     instruction/prompt/...; words under four letters only when a rule has
 //     nothing better). A rule whose words are absent costs nothing; for most
 //     texts that is every rule, and the view is then never even encoded.
+//     The pass is a DFA of one table load per byte; a long text is cut in
+//     four overlapping quarters stepped together, because one chain of
+//     dependent loads leaves the processor waiting on each.
 //   - A rule that can match is tried, anchored, only where a match can start
 //     (its prefixes: "ignore", "<", a newline), inside a window no match can
 //     exceed (for patterns unbounded only through runs of white space, the
