@@ -117,51 +117,8 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ah
 // scan sets the bit of every literal that occurs in text, whose bytes col
 // maps to columns (ac.col for alphabet bytes), and returns the union of the
 // columns' flags over text (with colRaw: the text's unitFlags).
-//
-// One chain of table loads, each depending on the last, is bound by the
-// load latency. Quarters of a long text run instead as four independent
-// chains in one loop, which the processor overlaps (BenchmarkKeywords: 2.3x
-// one chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Each quarter
-// after the first starts ov bytes early, so that every occurrence ending in
-// it is whole in it; marking a literal twice is harmless.
 func (ac *ahoCorasick) scan(text []byte, col *[128]int, seen []uint64) uint8 {
-	q := len(text) / 4
-	if q < 2*ac.ov || q < 16 {
-		return ac.resume(text, 0, col, seen)
-	}
-	var st chains4
-	st.start(text, q, ac.ov)
-	for i := 0; i < q; i++ {
-		var hits uint32
-		i, hits = st.run(ac.delta, col, i)
-		for j, row := range st.rows {
-			if hits&(1<<j) != 0 {
-				ac.mark(row, seen)
-			}
-		}
-	}
-	flags := uint8(st.acc>>flagShift) & 7
-	for j := 1; j < 4; j++ {
-		flags |= ac.resume(st.tail(j), st.rows[j], col, seen)
-	}
-	return flags
-}
-
-// resume runs the automaton over text from the row offset row (0: the
-// start), marking the literals it finds, and returns the union of the
-// columns' flags over text.
-func (ac *ahoCorasick) resume(text []byte, row uint32, col *[128]int, seen []uint64) uint8 {
-	var acc uint32
-	delta := ac.delta
-	for _, b := range text {
-		v := delta[row+uint32(col[b&0x7F])]
-		acc |= v
-		row = v & rowMask
-		if v&hasOut != 0 {
-			ac.mark(row, seen)
-		}
-	}
-	return uint8(acc>>flagShift) & 7
+	return ac.walk(text, col, func(row uint32, _ int) { ac.mark(row, seen) })
 }
 
 // mark sets the bits of the literals that end at the state of row offset
@@ -175,12 +132,10 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 
 // candidates appends to cands[r], for every active rule r, the start of
 // every occurrence in text of a literal that r begins with (prefixRules
-// and lens describe the literals), in four chains as scan does. A chain
-// reports only the occurrences that end in its own quarter, not in the
-// bytes it shares with the one before, so each start comes once (but not
-// in order).
+// and lens describe the literals). The starts come once each, but not in
+// order.
 func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
-	hit := func(row uint32, end int) {
+	ac.walk(text, &ac.col, func(row uint32, end int) {
 		s := row / uint32(ac.k)
 		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 			for _, r := range prefixRules[lit] {
@@ -189,12 +144,24 @@ func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]in
 				}
 			}
 		}
-	}
-	col := &ac.col
+	})
+}
+
+// walk runs the automaton over text, calling hit with the row offset and
+// the end of every state with outputs it reaches, once per position, and
+// returns the union of the columns' flags over text.
+//
+// One chain of table loads, each depending on the last, is bound by the
+// load latency. Quarters of a long text run instead as four independent
+// chains in one loop, which the processor overlaps (BenchmarkKeywords: 2.3x
+// one chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Each quarter
+// after the first starts ov bytes early, so that every occurrence ending in
+// it is whole in it; what ends in those first ov bytes, the chain before
+// has reported.
+func (ac *ahoCorasick) walk(text []byte, col *[128]int, hit func(row uint32, end int)) uint8 {
 	q := len(text) / 4
 	if q < 2*ac.ov || q < 16 {
-		ac.hits(text, 0, 0, 0, hit)
-		return
+		return ac.resume(text, 0, 0, col, hit)
 	}
 	var st chains4
 	st.start(text, q, ac.ov)
@@ -207,23 +174,28 @@ func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]in
 			}
 		}
 	}
+	flags := uint8(st.acc>>flagShift) & 7
 	for j := 1; j < 4; j++ {
-		ac.hits(st.tail(j), st.rows[j], st.from[j]+q, 0, hit)
+		flags |= ac.resume(st.rest[j], st.rows[j], st.from[j]+q, col, hit)
 	}
+	return flags
 }
 
-// hits runs the automaton over text from the row offset row, calling hit
-// with the row and the end (offset plus position just past) of every state
-// with outputs reached at or after skip.
-func (ac *ahoCorasick) hits(text []byte, row uint32, offset, skip int, hit func(row uint32, end int)) {
-	delta, col := ac.delta, &ac.col
+// resume runs the automaton over text, which begins at offset, from the
+// row offset row (0: the start), calling hit as walk does, and returns the
+// union of the columns' flags over text.
+func (ac *ahoCorasick) resume(text []byte, row uint32, offset int, col *[128]int, hit func(row uint32, end int)) uint8 {
+	var acc uint32
+	delta := ac.delta
 	for i, b := range text {
 		v := delta[row+uint32(col[b&0x7F])]
+		acc |= v
 		row = v & rowMask
-		if v&hasOut != 0 && i >= skip {
+		if v&hasOut != 0 {
 			hit(row, offset+i+1)
 		}
 	}
+	return uint8(acc>>flagShift) & 7
 }
 
 // chains4 is the state of four chains over the quarters of a text: their
@@ -231,7 +203,7 @@ func (ac *ahoCorasick) hits(text []byte, row uint32, offset, skip int, hit func(
 // their row offsets, and the union of the transitions taken.
 type chains4 struct {
 	texts [4][]byte
-	rest  [4][]byte
+	rest  [4][]byte // what each has left after the common loop
 	from  [4]int
 	rows  [4]uint32
 	acc   uint32
@@ -255,9 +227,6 @@ func (st *chains4) start(text []byte, q, ov int) {
 		st.texts[j], st.rest[j] = text[from:from+q], text[from+q:end]
 	}
 }
-
-// tail is what chain j has left after the common loop.
-func (st *chains4) tail(j int) []byte { return st.rest[j] }
 
 // run steps the four chains from position i until the common loop ends (at
 // q) or a step reaches states with outputs: it returns that step's

@@ -27,7 +27,7 @@ func TestScanASCIIChains(t *testing.T) {
 		got := make([]uint64, (c.litCount+63)/64)
 		want := make([]uint64, len(got))
 		gotFlags := c.ac.scan(text, &c.colRaw, got)
-		wantFlags := c.ac.resume(text, 0, &c.colRaw, want)
+		wantFlags := c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
 		var flags uint8
 		for _, u := range text {
 			flags |= unitFlags[u]
@@ -55,7 +55,7 @@ func TestScanASCIIChains(t *testing.T) {
 					got := make([]uint64, (c.litCount+63)/64)
 					want := make([]uint64, len(got))
 					c.ac.scan(text, &c.colRaw, got)
-					c.ac.resume(text, 0, &c.colRaw, want)
+					c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
 					if !slices.Equal(got, want) {
 						t.Fatalf("%q at %d of %d bytes: four chains %x, one chain %x", word, at, size, got, want)
 					}
@@ -81,7 +81,7 @@ func BenchmarkKeywords(b *testing.B) {
 		b.Run(strconv.Itoa(size)+"B/one", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				c.ac.resume(text, 0, &c.colRaw, seen)
+				c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, seen) })
 			}
 		})
 	}
@@ -113,7 +113,7 @@ func TestCandidatesChains(t *testing.T) {
 		got := make([][]int32, len(c.rules))
 		ac.candidates(enc, active, c.prefixRules, c.prefixLens, got)
 		want := make([][]int32, len(c.rules))
-		ac.hits(enc, 0, 0, 0, func(row uint32, end int) {
+		ac.resume(enc, 0, 0, &ac.col, func(row uint32, end int) {
 			s := row / uint32(ac.k)
 			for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 				for _, r := range c.prefixRules[lit] {
