@@ -152,20 +152,19 @@ func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]in
 // returns the union of the columns' flags over text.
 //
 // One chain of table loads, each depending on the last, is bound by the
-// load latency. Quarters of a long text run instead as four independent
-// chains in one loop, which the processor overlaps (BenchmarkKeywords: 2.3x
-// one chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Each quarter
-// after the first starts ov bytes early, so that every occurrence ending in
-// it is whole in it; what ends in those first ov bytes, the chain before
-// has reported.
+// load latency. A long text is walked instead by four independent chains in
+// one loop, which the processor overlaps (BenchmarkKeywords: 2.3x one
+// chain's speed on 4 KiB of prose, 1.4x on 300 bytes). Chain j starts at
+// j*q and runs on ov bytes past where the next one starts: an occurrence
+// that ends in a chain's first ov bytes is whole in the chain before, which
+// reports it, and the chain reports only what ends after them.
 func (ac *ahoCorasick) walk(text []byte, col *[128]int, hit func(row uint32, end int)) uint8 {
-	q := len(text) / 4
-	if q < 2*ac.ov || q < 16 {
+	if len(text) < 8*ac.ov || len(text) < 64 {
 		return ac.resume(text, 0, 0, col, hit)
 	}
 	var st chains4
-	st.start(text, q, ac.ov)
-	for i := 0; i < q; i++ {
+	n := st.start(text, ac.ov)
+	for i := 0; i < n; i++ {
 		var hits uint32
 		i, hits = st.run(ac.delta, col, i)
 		for j, row := range st.rows {
@@ -175,8 +174,8 @@ func (ac *ahoCorasick) walk(text []byte, col *[128]int, hit func(row uint32, end
 		}
 	}
 	flags := uint8(st.acc>>flagShift) & 7
-	for j := 1; j < 4; j++ {
-		flags |= ac.resume(st.rest[j], st.rows[j], st.from[j]+q, col, hit)
+	for j := 0; j < 3; j++ {
+		flags |= ac.resume(st.rest[j], st.rows[j], st.from[j]+n, col, hit)
 	}
 	return flags
 }
@@ -198,38 +197,36 @@ func (ac *ahoCorasick) resume(text []byte, row uint32, offset int, col *[128]int
 	return uint8(acc>>flagShift) & 7
 }
 
-// chains4 is the state of four chains over the quarters of a text: their
-// texts (each q bytes for the common loop), where each begins in the text,
-// their row offsets, and the union of the transitions taken.
+// chains4 is the state of four chains over a text: the bytes each runs in
+// the common loop (all of one length), the few bytes it has left after it,
+// where each begins in the text, their row offsets, and the union of the
+// transitions taken.
 type chains4 struct {
 	texts [4][]byte
-	rest  [4][]byte // what each has left after the common loop
+	rest  [4][]byte
 	from  [4]int
 	rows  [4]uint32
 	acc   uint32
 }
 
-// start sets the chains over text: chain j begins at j*q, less ov for
-// j > 0, and runs q bytes in the common loop; the bytes left (rest) are
-// the ov its quarter ends with, or for the last chain everything to the
-// end.
-func (st *chains4) start(text []byte, q, ov int) {
+// start sets the chains over text for literals of up to ov+1 bytes and
+// returns the length of the common loop. Chain j runs from j*q over q+ov
+// bytes (the last to the end of the text, q+ov-d bytes, 0 <= d < 4); the
+// common loop is the last chain's length, and the others have d bytes
+// left.
+func (st *chains4) start(text []byte, ov int) int {
+	q := (len(text) - ov + 3) / 4
+	n := len(text) - 3*q
 	for j := 0; j < 4; j++ {
 		from := j * q
-		if j > 0 {
-			from -= ov
-		}
-		end := (j + 1) * q
-		if j == 3 {
-			end = len(text)
-		}
+		end := min(len(text), from+q+ov)
 		st.from[j] = from
-		st.texts[j], st.rest[j] = text[from:from+q], text[from+q:end]
+		st.texts[j], st.rest[j] = text[from:from+n], text[from+n:end]
 	}
+	return n
 }
 
-// run steps the four chains from position i until the common loop ends (at
-// q) or a step reaches states with outputs: it returns that step's
+// run steps the four chains from position i until the common loop ends or a step reaches states with outputs: it returns that step's
 // position, and hits has bit j set when chain j's state has outputs. It
 // calls nothing, so that its loop keeps every value in a register.
 func (st *chains4) run(delta []uint32, col *[128]int, i int) (int, uint32) {
