@@ -2,6 +2,7 @@ package llmreq
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"sync"
 )
@@ -334,8 +335,8 @@ func (t *tape) str(b []byte, i int) (int, error) {
 // skipPlain returns the offset of the first byte at or after i that is not plain string content.
 // Long-context bodies are mostly string bytes, so it tests eight bytes at a time with the
 // classic SWAR tricks: a word has a byte < 0x20, or a byte equal to '"' or '\\', exactly when
-// the corresponding expression has a high bit set. A hit only means "look closer", so the
-// byte loop below finds the exact offset.
+// the corresponding expression has a high bit set, and its lowest set bit is the first such
+// byte's.
 func skipPlain(b []byte, i int) int {
 	const (
 		ones  = 0x0101010101010101
@@ -345,8 +346,10 @@ func skipPlain(b []byte, i int) int {
 		v := binary.LittleEndian.Uint64(b[i:])
 		q := v ^ (ones * '"')
 		bs := v ^ (ones * '\\')
-		if ((v-ones*0x20)|(q-ones)|(bs-ones))&^v&highs != 0 {
-			break
+		if m := ((v-ones*0x20)|(q-ones)|(bs-ones))&^v&highs; m != 0 {
+			// No borrow crosses into a byte from below the first byte that
+			// hit, so the lowest bit set is exactly that byte's.
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
 	}
