@@ -132,26 +132,6 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		enc, cols := c.keywordColumns(col, litList)
 		c.ac = newAhoCorasick(litList, enc, alpha.Size, cols)
 		c.litCount, c.literals = len(litList), litList
-		ruleWords := (len(c.rules) + 63) / 64
-		c.litRules = make([][]uint64, c.litCount)
-		c.unconditional = make([]uint64, ruleWords)
-		for i := range c.rules {
-			r := &c.rules[i]
-			for _, conj := range r.required {
-				mask := make([]uint64, (c.litCount+63)/64)
-				for _, l := range conj {
-					mask[l>>6] |= 1 << (l & 63)
-					if c.litRules[l] == nil {
-						c.litRules[l] = make([]uint64, ruleWords)
-					}
-					c.litRules[l][i>>6] |= 1 << (i & 63)
-				}
-				r.requiredMasks = append(r.requiredMasks, mask)
-			}
-			if len(r.required) == 0 {
-				c.unconditional[i>>6] |= 1 << (i & 63)
-			}
-		}
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))
 		}
@@ -172,6 +152,29 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			}
 		}
 		c.prefixAC = newAhoCorasick(prefixes, col, alpha.Size, nil)
+	}
+	// The rules each literal can activate, and the ones that need no
+	// literal: among them every rule on the backtracking engine, which
+	// without the alphabet is every rule.
+	ruleWords := (len(c.rules) + 63) / 64
+	c.litRules = make([][]uint64, c.litCount)
+	c.unconditional = make([]uint64, ruleWords)
+	for i := range c.rules {
+		r := &c.rules[i]
+		for _, conj := range r.required {
+			mask := make([]uint64, (c.litCount+63)/64)
+			for _, l := range conj {
+				mask[l>>6] |= 1 << (l & 63)
+				if c.litRules[l] == nil {
+					c.litRules[l] = make([]uint64, ruleWords)
+				}
+				c.litRules[l][i>>6] |= 1 << (i & 63)
+			}
+			r.requiredMasks = append(r.requiredMasks, mask)
+		}
+		if len(r.required) == 0 {
+			c.unconditional[i>>6] |= 1 << (i & 63)
+		}
 	}
 	return c, nil
 }

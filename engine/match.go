@@ -198,11 +198,20 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 			word &= word - 1
 		}
 	}
+	// A rule outside maybe is not even looked at: for most texts that is
+	// every rule, and their structures stay out of the cache.
 	any := false
-	for i := range c.rules {
-		r := &c.rules[i]
-		m.active[i] = r.fast && maybe[i>>6]&(1<<(i&63)) != 0 && !(ascii && r.onlyNonASCII) && m.isActive(r)
-		any = any || m.active[i] || !r.fast
+	clear(m.active)
+	for w, word := range maybe {
+		for ; word != 0; word &= word - 1 {
+			i := w<<6 | bits.TrailingZeros64(word)
+			r := &c.rules[i]
+			if !r.fast {
+				any = true // the backtracking engine decides
+			} else if !(ascii && r.onlyNonASCII) && m.isActive(r) {
+				m.active[i], any = true, true
+			}
+		}
 	}
 	if !any {
 		return
@@ -210,30 +219,33 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 	enc := encode()
 	n := len(enc)
 	c.findCandidates(enc, m)
-	for i := range c.rules {
-		r := &c.rules[i]
-		switch {
-		case !r.fast:
-			m.runes = units(m.runes[:0])
-			c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
-		case !m.active[i]:
-		case r.hasPrefix:
-			cands := m.cands[i]
-			if len(cands) == 0 {
-				continue
+	for w, word := range maybe {
+		for ; word != 0; word &= word - 1 {
+			i := w<<6 | bits.TrailingZeros64(word)
+			r := &c.rules[i]
+			switch {
+			case !r.fast:
+				m.runes = units(m.runes[:0])
+				c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
+			case !m.active[i]:
+			case r.hasPrefix:
+				cands := m.cands[i]
+				if len(cands) == 0 {
+					continue
+				}
+				budget := 4*n + 256
+				if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
+					r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||
+					r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
+					matchAnchored(r, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
+				} else {
+					// Too many places to try one by one: one linear pass
+					// from the first place a match can start.
+					matchScan(r, enc, int(cands[0]), func(s, e int) { emit(i, s, e) })
+				}
+			default:
+				matchScan(r, enc, 0, func(s, e int) { emit(i, s, e) })
 			}
-			budget := 4*n + 256
-			if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
-				r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||
-				r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
-				matchAnchored(r, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
-			} else {
-				// Too many places to try one by one: one linear pass from
-				// the first place a match can start.
-				matchScan(r, enc, int(cands[0]), func(s, e int) { emit(i, s, e) })
-			}
-		default:
-			matchScan(r, enc, 0, func(s, e int) { emit(i, s, e) })
 		}
 	}
 }
