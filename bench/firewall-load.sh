@@ -14,7 +14,8 @@
 # machine: it counts only caddy's own user+system time.
 #
 # Environment: CONNS (16), DURATION (5s per round), ROUNDS (3), SIZES
-# (4k,256k), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+2),
+# (4k,256k), HEADERS (sdk: the headers the openai npm client sends;
+# minimal: Content-Type only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+2),
 # CADDY=path to time an already built binary. Needs bash and go.
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
@@ -24,6 +25,7 @@ conns=${CONNS:-16}
 duration=${DURATION:-5s}
 rounds=${ROUNDS:-3}
 sizes=${SIZES:-4k,256k}
+headers=${HEADERS:-sdk}
 base=${PORT_BASE:-19100}
 up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2))
 
@@ -80,6 +82,6 @@ for port in "$plain_port" "$fw_port"; do
 done
 
 echo "caddy: $("$caddy" version | head -c 60); go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN)"
-"$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" \
+"$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" -headers "$headers" \
 	-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions" \
 	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions"

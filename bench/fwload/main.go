@@ -4,7 +4,7 @@
 //	fwload upstream -addr 127.0.0.1:9100
 //	    a fast fake LLM upstream: reads the whole body, answers a small
 //	    chat.completion JSON.
-//	fwload load -target plain=URL -target firewall=URL [-size 4k,256k] [-c 16] [-d 5s] [-rounds 3]
+//	fwload load -target plain=URL -target firewall=URL [-size 4k,256k] [-headers sdk] [-c 16] [-d 5s] [-rounds 3]
 //	    closed-loop load: c connections each send POST requests back to back
 //	    for d; targets are measured in alternating rounds so that both see
 //	    the same machine; prints throughput and latency percentiles per
@@ -13,7 +13,9 @@
 // The request bodies are OpenAI chat completions built from benign English
 // text, deterministic: "4k" is a 4 KiB multi-turn chat (most of it user
 // text, which the firewall scans by default), "256k" one 256 KiB
-// long-context user message. Loopback only; every run stops by itself.
+// long-context user message. The request headers are by default the ones
+// the official openai npm client sends (-headers sdk), or only a
+// Content-Type (-headers minimal). Loopback only; every run stops by itself.
 package main
 
 import (
@@ -177,7 +179,13 @@ func load(args []string) {
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round is reported)")
 	warm := fs.Duration("warmup", time.Second, "warm-up per target and size, not measured")
 	cpuPID := fs.Int("cpu-pid", 0, "also report this process's CPU time per request (Linux /proc), e.g. caddy's")
+	headerSet := fs.String("headers", "sdk", "request headers: sdk (the openai npm client's) or minimal (Content-Type only)")
 	fs.Parse(args)
+	hdr, ok := headerSets[*headerSet]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "unknown -headers %q (sdk or minimal)\n", *headerSet)
+		os.Exit(2)
+	}
 	if len(ts) < 1 {
 		fmt.Fprintln(os.Stderr, "need at least one -target")
 		os.Exit(2)
@@ -188,7 +196,7 @@ func load(args []string) {
 			os.Exit(2)
 		}
 	}
-	fmt.Printf("connections %d, round %s, rounds %d\n", *conns, *dur, *rounds)
+	fmt.Printf("connections %d, round %s, rounds %d, headers %s\n", *conns, *dur, *rounds, *headerSet)
 	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s %12s\n", "size", "target", "req/s", "p50", "p99", "max", "errors", "server-cpu/req")
 	for _, size := range strings.Split(*sizes, ",") {
 		b, err := body(size)
@@ -198,12 +206,12 @@ func load(args []string) {
 		}
 		results := make([][]stats, len(ts))
 		for _, t := range ts {
-			run(t.url, b, *conns, *warm)
+			run(t.url, b, hdr, *conns, *warm)
 		}
 		for r := 0; r < *rounds; r++ {
 			for i, t := range ts {
 				c0 := procCPU(*cpuPID)
-				st := run(t.url, b, *conns, *dur)
+				st := run(t.url, b, hdr, *conns, *dur)
 				if c1 := procCPU(*cpuPID); c0 >= 0 && c1 >= 0 && st.n > 0 {
 					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
 				}
@@ -252,7 +260,31 @@ func round(d time.Duration) string {
 }
 
 // run loads url with body from conns connections for d.
-func run(url string, body []byte, conns int, d time.Duration) stats {
+// headerSets are the request headers a load can send. "sdk" is what
+// openai@6.49.0 (Node 20) sends with a chat completion, captured from the
+// wire, less Host, Connection and Content-Length, which the HTTP client
+// writes itself.
+var headerSets = map[string]http.Header{
+	"sdk": {
+		"Accept":                      {"application/json"},
+		"User-Agent":                  {"OpenAI/JS 6.49.0"},
+		"X-Stainless-Retry-Count":     {"0"},
+		"X-Stainless-Lang":            {"js"},
+		"X-Stainless-Package-Version": {"6.49.0"},
+		"X-Stainless-Os":              {"Linux"},
+		"X-Stainless-Arch":            {"x64"},
+		"X-Stainless-Runtime":         {"node"},
+		"X-Stainless-Runtime-Version": {"v20.20.2"},
+		"Authorization":               {"Bearer sk-fwload"},
+		"Content-Type":                {"application/json"},
+		"Accept-Language":             {"*"},
+		"Sec-Fetch-Mode":              {"cors"},
+		"Accept-Encoding":             {"gzip, deflate"},
+	},
+	"minimal": {"Content-Type": {"application/json"}},
+}
+
+func run(url string, body []byte, hdr http.Header, conns int, d time.Duration) stats {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -273,7 +305,7 @@ func run(url string, body []byte, conns int, d time.Duration) stats {
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
+				req.Header = hdr.Clone()
 				resp, err := client.Do(req)
 				if err != nil {
 					errs.Add(1)
