@@ -57,8 +57,8 @@ func unsupportedEncoding(enc string) *failure {
 // JSON; a missing Content-Type is treated as JSON, since several LLM
 // servers parse the body whatever the header says.
 func unscannedMediaType(ct string) bool {
-	if ct == "" {
-		return false
+	if ct == "" || len(ct) >= len("application/json") && asciiEqualFold(ct[:len("application/json")], "application/json") {
+		return false // the common case, without parsing
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {

@@ -243,8 +243,10 @@ func (f *Firewall) scans(role string) bool {
 // the client as it comes.
 func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// A client must not be able to forge the verdict the upstream sees.
+	// Header names are case-insensitive on the wire, whatever case the map
+	// holds them in.
 	for k := range r.Header {
-		if strings.HasPrefix(k, headerPrefix) || strings.HasPrefix(http.CanonicalHeaderKey(k), headerPrefix) {
+		if len(k) >= len(headerPrefix) && asciiEqualFold(k[:len(headerPrefix)], headerPrefix) {
 			delete(r.Header, k)
 		}
 	}
@@ -329,6 +331,27 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	f.metrics.request(out.verdict, action)
 	return next.ServeHTTP(w, r)
+}
+
+// asciiEqualFold reports whether a and b are equal but for the case of
+// ASCII letters.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // actionFor maps a request verdict to the configured action.
