@@ -270,7 +270,10 @@ func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int
 		}
 		return id
 	}
-	for b := 0; b < 128; b++ {
+	// Columns are numbered in the order of their bytes' frequency in
+	// English text, and rows padded to whole cache lines: the transitions
+	// prose takes from a state then mostly share its row's first line.
+	for _, b := range byFrequency {
 		c.colRaw[b] = column(acColumn{classOf(col[c.alphabet.Byte[b]]), unitFlags[b]})
 	}
 	for b := 0; b < 128; b++ {
@@ -288,5 +291,24 @@ func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int
 		}
 		enc[a] = id
 	}
+	for len(cols)%16 != 0 { // 16 transitions of 4 bytes: a 64-byte line
+		cols = append(cols, acColumn{class: cols[0].class}) // read by no byte
+	}
 	return enc, cols
 }
+
+// byFrequency lists the ASCII bytes from the most to the least frequent in
+// English prose (roughly; the order only has to put the common ones first).
+var byFrequency = func() []byte {
+	order := []byte(" etaoinsrhldcumfpgwybvk,.\n'xjqzETAOINSRHLDCUMFPGWYBVKXJQZ0123456789-\"")
+	seen := [128]bool{}
+	for _, b := range order {
+		seen[b] = true
+	}
+	for b := 0; b < 128; b++ {
+		if !seen[b] {
+			order = append(order, byte(b))
+		}
+	}
+	return order
+}()
