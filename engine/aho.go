@@ -1,5 +1,7 @@
 package engine
 
+import "errors"
+
 // ahoCorasick finds every occurrence of a set of literals in one pass. It
 // runs over the alphabet's bytes (case already folded), as a dense DFA whose
 // columns are classes of bytes, so the scan loop is one table load per
@@ -23,6 +25,12 @@ const (
 	rowMask   = 1<<flagShift - 1
 )
 
+// maxTransitions bounds the automaton's table, whose row offsets must fit
+// below the flag bits (a variable, so that a test can lower it).
+var maxTransitions = rowMask
+
+var errAutomatonTooLarge = errors.New("the rules' required words make a keyword automaton too large to index")
+
 // acColumn is a column of the automaton: the literal class its bytes read
 // as, and their unitFlags.
 type acColumn struct {
@@ -33,7 +41,7 @@ type acColumn struct {
 // newAhoCorasick builds the automaton of literals, whose bytes col maps to
 // k classes. With cols, the automaton's columns are cols instead of the
 // classes themselves (col must then map alphabet bytes to columns of cols).
-func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ahoCorasick {
+func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) (*ahoCorasick, error) {
 	classOf := make([]int, k)
 	for c := range classOf {
 		classOf[c] = c
@@ -63,6 +71,9 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ah
 			s = n
 		}
 		nodes[s].out = append(nodes[s].out, int32(id))
+	}
+	if len(nodes)*len(classOf) > maxTransitions {
+		return nil, errAutomatonTooLarge
 	}
 	// The automaton over classes; breadth-first, a node's failure target is
 	// shallower, so its row and outputs are complete when the node is
@@ -111,7 +122,7 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) *ah
 			ac.delta[s*ac.k+c] = v
 		}
 	}
-	return ac
+	return ac, nil
 }
 
 // scan sets the bit of every literal that occurs in text, whose bytes col

@@ -130,7 +130,10 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			col[b] = alpha.Column(byte(b))
 		}
 		enc, cols := c.keywordColumns(col, litList)
-		c.ac = newAhoCorasick(litList, enc, alpha.Size, cols)
+		var err error
+		if c.ac, err = newAhoCorasick(litList, enc, alpha.Size, cols); err != nil {
+			return nil, err
+		}
 		c.litCount, c.literals = len(litList), litList
 		for _, l := range litList {
 			c.maxLit = max(c.maxLit, len(l))
@@ -151,7 +154,9 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				c.prefixRules[id] = append(c.prefixRules[id], int32(i))
 			}
 		}
-		c.prefixAC = newAhoCorasick(prefixes, col, alpha.Size, nil)
+		if c.prefixAC, err = newAhoCorasick(prefixes, col, alpha.Size, nil); err != nil {
+			return nil, err
+		}
 	}
 	// The rules each literal can activate, and the ones that need no
 	// literal: among them every rule on the backtracking engine, which

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -91,5 +92,21 @@ func TestTooManyCharacterClassesFallBack(t *testing.T) {
 	if len(r.Matches) != 2 || r.Matches[0].Rule != "CJK-1" || r.Matches[0].Start != 2 || r.Matches[0].End != 4 ||
 		r.Matches[1].Rule != "W-1" || r.Matches[1].Start != 9 || r.Verdict != Malicious {
 		t.Fatalf("got %+v", r.Matches)
+	}
+}
+
+// TestAutomatonTooLarge: a rulebook whose required words would overflow the
+// keyword automaton's row offsets is refused with an error, not indexed
+// wrongly. The bound is lowered to the default rulebook's own size.
+func TestAutomatonTooLarge(t *testing.T) {
+	old := maxTransitions
+	t.Cleanup(func() { maxTransitions = old })
+	maxTransitions = len(Default().c.ac.delta) - 1
+	if _, err := New(rulebook.Default()); !errors.Is(err, errAutomatonTooLarge) {
+		t.Fatalf("New with the bound below the automaton: %v, want errAutomatonTooLarge", err)
+	}
+	maxTransitions = len(Default().c.ac.delta)
+	if _, err := New(rulebook.Default()); err != nil {
+		t.Fatalf("New with the bound at the automaton's size: %v", err)
 	}
 }
