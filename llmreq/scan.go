@@ -346,7 +346,7 @@ func skipPlain(b []byte, i int) int {
 		v := binary.LittleEndian.Uint64(b[i:])
 		q := v ^ (ones * '"')
 		bs := v ^ (ones * '\\')
-		if m := ((v-ones*0x20)|(q-ones)|(bs-ones))&^v&highs; m != 0 {
+		if m := ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs; m != 0 {
 			// No borrow crosses into a byte from below the first byte that
 			// hit, so the lowest bit set is exactly that byte's.
 			return i + bits.TrailingZeros64(m)/8
