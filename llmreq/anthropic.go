@@ -19,19 +19,15 @@ func (w *walker) anthropicMessages(root int) {
 }
 
 func (w *walker) anthropicMessageList(msgs int, _ string) {
-	if w.kind(msgs) != kindArray {
-		w.all(msgs, RoleUnknown)
+	w.list(msgs, RoleUnknown, w.anthropicMessage, w.all)
+}
+
+func (w *walker) anthropicMessage(m int, role string) {
+	if w.kind(m) != kindObject {
+		w.all(m, role)
 		return
 	}
-	w.eachElement(msgs, func(n, m int) {
-		w.atIndex(n, m, RoleUnknown, func(m int, _ string) {
-			if w.kind(m) != kindObject {
-				w.all(m, RoleUnknown)
-				return
-			}
-			w.membersNamed(m, "content", w.chatRole(m), w.anthropicContent)
-		})
-	})
+	w.membersNamed(m, "content", w.chatRole(m), w.anthropicContent)
 }
 
 // anthropicContent: a string, or blocks.

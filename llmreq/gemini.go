@@ -103,11 +103,7 @@ func (w *walker) geminiContent(c int, role string) {
 }
 
 func (w *walker) geminiParts(ps int, role string) {
-	if w.kind(ps) != kindArray {
-		w.geminiPart(ps, role)
-		return
-	}
-	w.eachElement(ps, func(n, p int) { w.atIndex(n, p, role, w.geminiPart) })
+	w.list(ps, role, w.geminiPart, w.geminiPart)
 }
 
 // geminiPart: a part sets one of its data fields (text, inlineData, functionCall, ...). Every

@@ -15,31 +15,10 @@ func (w *walker) ollamaChat(root int) {
 	})
 }
 
+// An Ollama message is read as an OpenAI chat message (chatMessage knows Ollama's "thinking");
+// its content is a string, but OpenAI-style parts from a confused client still count.
 func (w *walker) ollamaMessages(msgs int, _ string) {
-	if w.kind(msgs) != kindArray {
-		w.all(msgs, RoleUnknown)
-		return
-	}
-	w.eachElement(msgs, func(n, m int) {
-		w.atIndex(n, m, RoleUnknown, func(m int, _ string) {
-			if w.kind(m) != kindObject {
-				w.all(m, RoleUnknown)
-				return
-			}
-			role := w.chatRole(m)
-			w.eachMember(m, func(k, v int) {
-				switch {
-				case w.keyIs(k, "content"):
-					// A string in Ollama; OpenAI-style parts from a confused client still count.
-					w.at(k, v, role, w.openaiContent)
-				case w.keyIs(k, "thinking"):
-					w.at(k, v, role, w.all)
-				case w.keyIs(k, "tool_calls"):
-					w.at(k, v, role, w.chatToolCalls)
-				}
-			})
-		})
-	})
+	w.list(msgs, RoleUnknown, w.chatMessage, w.all)
 }
 
 func (w *walker) ollamaGenerate(root int) {

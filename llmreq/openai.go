@@ -18,11 +18,7 @@ func (w *walker) openaiChat(root int) {
 }
 
 func (w *walker) chatMessages(msgs int, _ string) {
-	if w.kind(msgs) != kindArray {
-		w.all(msgs, RoleUnknown)
-		return
-	}
-	w.eachElement(msgs, func(n, m int) { w.atIndex(n, m, RoleUnknown, w.chatMessage) })
+	w.list(msgs, RoleUnknown, w.chatMessage, w.all)
 }
 
 func (w *walker) chatMessage(m int, _ string) {
@@ -35,7 +31,7 @@ func (w *walker) chatMessage(m int, _ string) {
 		switch {
 		case w.keyIs(k, "content"):
 			w.at(k, v, role, w.openaiContent)
-		case w.keyIs(k, "refusal"):
+		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"): // thinking: Ollama's
 			w.at(k, v, role, w.all)
 		case w.keyIs(k, "tool_calls"):
 			w.at(k, v, role, w.chatToolCalls)
@@ -46,25 +42,21 @@ func (w *walker) chatMessage(m int, _ string) {
 }
 
 func (w *walker) chatToolCalls(calls int, role string) {
-	if w.kind(calls) != kindArray {
-		w.all(calls, role)
+	w.list(calls, role, w.chatToolCall, w.all)
+}
+
+func (w *walker) chatToolCall(c int, role string) {
+	if w.kind(c) != kindObject {
+		w.all(c, role)
 		return
 	}
-	w.eachElement(calls, func(n, c int) {
-		w.atIndex(n, c, role, func(c int, role string) {
-			if w.kind(c) != kindObject {
-				w.all(c, role)
-				return
-			}
-			w.eachMember(c, func(k, v int) {
-				switch {
-				case w.keyIs(k, "function"):
-					w.at(k, v, role, w.chatFunctionCall)
-				case w.keyIs(k, "custom"): // custom tools: {"name", "input"}
-					w.at(k, v, role, func(v int, role string) { w.membersNamed(v, "input", role, w.all) })
-				}
-			})
-		})
+	w.eachMember(c, func(k, v int) {
+		switch {
+		case w.keyIs(k, "function"):
+			w.at(k, v, role, w.chatFunctionCall)
+		case w.keyIs(k, "custom"): // custom tools: {"name", "input"}
+			w.at(k, v, role, func(v int, role string) { w.membersNamed(v, "input", role, w.all) })
+		}
 	})
 }
 
@@ -155,11 +147,7 @@ func (w *walker) openaiContentValues(o int, role string) {
 
 // responsesInput: a string has the default role; an array holds items.
 func (w *walker) responsesInput(in int, role string) {
-	if w.kind(in) != kindArray {
-		w.openaiContent(in, role)
-		return
-	}
-	w.eachElement(in, func(n, it int) { w.atIndex(n, it, role, w.responsesItem) })
+	w.list(in, role, w.responsesItem, w.openaiContent)
 }
 
 // responsesItem handles one input item. Messages (with or without "type": "message") take their

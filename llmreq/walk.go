@@ -326,6 +326,16 @@ func (w *walker) at(k, v int, role string, f func(int, string)) {
 	w.pop(mark)
 }
 
+// list visits each element of node i with each, at its index, when i is an array; any other
+// value goes to single whole (an API's shapes say what a lone value in place of a list is).
+func (w *walker) list(i int, role string, each, single func(int, string)) {
+	if w.kind(i) != kindArray {
+		single(i, role)
+		return
+	}
+	w.eachElement(i, func(n, e int) { w.atIndex(n, e, role, each) })
+}
+
 // atIndex visits element e (index n) with f, with the path extended by the index.
 func (w *walker) atIndex(n, e int, role string, f func(int, string)) {
 	mark := w.pushIndex(n)
