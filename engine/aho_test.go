@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
 // TestScanASCIIChains checks that the four-chain scan finds exactly the
@@ -69,7 +71,7 @@ func BenchmarkKeywords(b *testing.B) {
 	c := Default().c
 	seen := make([]uint64, (c.litCount+63)/64)
 	for _, size := range []int{300, 4 << 10} {
-		text := []byte(strings.Repeat(proseWords, size/len(proseWords)+1)[:size])
+		text := []byte(chatbody.Prose(size, 0))
 		b.Run(strconv.Itoa(size)+"B/four", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
 // corpusTexts loads the texts of a JSONL corpus: PROMPTWALL_CORPORA names
@@ -58,21 +59,12 @@ func BenchmarkScanBenignPrompts(b *testing.B) { benchCorpus(b, "benign_prompts.j
 func BenchmarkScanChatBodies(b *testing.B)    { benchCorpus(b, "chat_bodies_benign.jsonl") }
 func BenchmarkScanInjections(b *testing.B)    { benchCorpus(b, "injection_jailbreak.jsonl") }
 
-// proseWords are benign English sentences (the firewall load test's).
-const proseWords = `The quarterly report shows that revenue grew in every region, with the strongest gains coming from
-subscription renewals and new enterprise contracts. Please summarise the main points for a non-technical audience and
-suggest three follow-up questions we could ask the finance team. Our hiking group plans a weekend trip to the mountains;
-we need a packing list that covers rain, cold nights and a long climb on the second day. How do I convert a list of
-dictionaries into a table in Python without pulling in a large dependency? The recipe calls for two cups of flour,
-one egg and a pinch of salt, but I only have oat milk at home. Explain the difference between a mutex and a
-semaphore with a short example in Go. Write a polite email to a landlord asking when the heating will be repaired. `
-
 // BenchmarkScanProse scans benign prose of 4 KiB and 256 KiB: the texts a
 // firewall sees in chat and long-context requests.
 func BenchmarkScanProse(b *testing.B) {
 	e := Default()
 	for _, size := range []int{512, 4 << 10, 256 << 10} {
-		text := []byte(strings.Repeat(proseWords, size/len(proseWords)+1)[:size])
+		text := []byte(chatbody.Prose(size, 0))
 		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for i := 0; i < b.N; i++ {

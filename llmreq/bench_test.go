@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
 // chatBody builds an OpenAI chat body of about size bytes: a system prompt, turns of
@@ -144,17 +146,7 @@ func TestParseAllocations(t *testing.T) {
 // BenchmarkParseChatTurns parses the firewall load test's 4 KiB body: ten
 // messages of plain prose, no escapes.
 func BenchmarkParseChatTurns(b *testing.B) {
-	const prose = "The quarterly report shows that revenue grew in every region, with the strongest gains " +
-		"coming from subscription renewals and new enterprise contracts. Please summarise the main points " +
-		"for a non-technical audience and suggest three follow-up questions we could ask the finance team. "
-	text := func(n, from int) string { return strings.Repeat(prose, (from+n)/len(prose)+1)[from : from+n] }
-	msgs := []any{map[string]any{"role": "system", "content": text(300, 0)}}
-	for i := 0; i < 4; i++ {
-		msgs = append(msgs, map[string]any{"role": "user", "content": text(560, 10+i*37)},
-			map[string]any{"role": "assistant", "content": text(260, 5+i*23)})
-	}
-	msgs = append(msgs, map[string]any{"role": "user", "content": text(200, 99)})
-	body, _ := json.Marshal(map[string]any{"model": "gpt-4o", "messages": msgs, "temperature": 0.2})
+	body := chatbody.Chat4K()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

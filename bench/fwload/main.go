@@ -10,18 +10,16 @@
 //	    the same machine; prints throughput and latency percentiles per
 //	    target and size (median round), and the firewall/plain ratios.
 //
-// The request bodies are OpenAI chat completions built from benign English
-// text, deterministic: "4k" is a 4 KiB multi-turn chat (most of it user
-// text, which the firewall scans by default), "256k" one 256 KiB
-// long-context user message. The request headers are by default the ones
-// the official openai npm client sends (-headers sdk), or only a
-// Content-Type (-headers minimal). Loopback only; every run stops by itself.
+// The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
+// chat, "256k" its 256 KiB long-context message. The request headers are
+// by default the ones the official openai npm client sends (-headers sdk),
+// or only a Content-Type (-headers minimal). Loopback only; every run stops
+// by itself.
 package main
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -34,6 +32,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
 func main() {
@@ -81,45 +81,14 @@ func upstream(args []string) {
 	}
 }
 
-// words are benign English; bodies cycle through them.
-var words = strings.FieldsFunc(`The|quarterly|report|shows|that|revenue|grew|in|every|region,|with|the|strongest|gains|coming|from|
-subscription|renewals|and|new|enterprise|contracts.|Please|summarise|the|main|points|for|a|non-technical|audience|and|
-suggest|three|follow-up|questions|we|could|ask|the|finance|team.|Our|hiking|group|plans|a|weekend|trip|to|the|mountains;|
-we|need|a|packing|list|that|covers|rain,|cold|nights|and|a|long|climb|on|the|second|day.|How|do|I|convert|a|list|of|
-dictionaries|into|a|table|in|Python|without|pulling|in|a|large|dependency?|The|recipe|calls|for|two|cups|of|flour,|
-one|egg|and|a|pinch|of|salt,|but|I|only|have|oat|milk|at|home.|Explain|the|difference|between|a|mutex|and|a|
-semaphore|with|a|short|example|in|Go.|Write|a|polite|email|to|a|landlord|asking|when|the|heating|will|be|repaired.`,
-	func(r rune) bool { return r == '|' || r == '\n' })
-
-// prose returns about n bytes of benign text starting at word offset seed.
-func prose(n, seed int) string {
-	var b strings.Builder
-	for i := seed; b.Len() < n; i++ {
-		b.WriteString(words[i%len(words)])
-		b.WriteByte(' ')
-	}
-	return strings.TrimSpace(b.String()[:n])
-}
-
 func body(size string) ([]byte, error) {
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	var msgs []msg
 	switch size {
 	case "4k":
-		msgs = append(msgs, msg{"system", prose(300, 0)})
-		for i := 0; i < 4; i++ {
-			msgs = append(msgs, msg{"user", prose(560, 10+i*37)}, msg{"assistant", prose(260, 5+i*23)})
-		}
-		msgs = append(msgs, msg{"user", prose(200, 99)})
+		return chatbody.Chat4K(), nil
 	case "256k":
-		msgs = append(msgs, msg{"system", prose(200, 0)}, msg{"user", prose(256<<10-400, 7)})
-	default:
-		return nil, fmt.Errorf("unknown size %q (4k or 256k)", size)
+		return chatbody.LongContext256K(), nil
 	}
-	return json.Marshal(map[string]any{"model": "gpt-4o", "messages": msgs, "temperature": 0.2})
+	return nil, fmt.Errorf("unknown size %q (4k or 256k)", size)
 }
 
 type target struct{ name, url string }

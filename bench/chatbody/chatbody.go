@@ -1,0 +1,57 @@
+// Package chatbody builds the OpenAI chat request bodies that the firewall's
+// load test (bench/fwload) sends and the engine, parser and handler
+// benchmarks measure, so that all their figures are about the same bytes:
+// deterministic benign English, no escapes.
+package chatbody
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// words are benign English; texts cycle through them.
+var words = strings.FieldsFunc(`The|quarterly|report|shows|that|revenue|grew|in|every|region,|with|the|strongest|gains|coming|from|
+subscription|renewals|and|new|enterprise|contracts.|Please|summarise|the|main|points|for|a|non-technical|audience|and|
+suggest|three|follow-up|questions|we|could|ask|the|finance|team.|Our|hiking|group|plans|a|weekend|trip|to|the|mountains;|
+we|need|a|packing|list|that|covers|rain,|cold|nights|and|a|long|climb|on|the|second|day.|How|do|I|convert|a|list|of|
+dictionaries|into|a|table|in|Python|without|pulling|in|a|large|dependency?|The|recipe|calls|for|two|cups|of|flour,|
+one|egg|and|a|pinch|of|salt,|but|I|only|have|oat|milk|at|home.|Explain|the|difference|between|a|mutex|and|a|
+semaphore|with|a|short|example|in|Go.|Write|a|polite|email|to|a|landlord|asking|when|the|heating|will|be|repaired.`,
+	func(r rune) bool { return r == '|' || r == '\n' })
+
+// Prose returns about n bytes of benign text starting at word offset seed.
+func Prose(n, seed int) string {
+	var b strings.Builder
+	for i := seed; b.Len() < n; i++ {
+		b.WriteString(words[i%len(words)])
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String()[:n])
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func body(msgs []message) []byte {
+	b, _ := json.Marshal(map[string]any{"model": "gpt-4o", "messages": msgs, "temperature": 0.2})
+	return b
+}
+
+// Chat4K is a 4 KiB multi-turn chat of ten messages: a system prompt, four
+// user and assistant turns, and a last user message (2.4 KiB of user text,
+// which the firewall scans by default).
+func Chat4K() []byte {
+	msgs := []message{{"system", Prose(300, 0)}}
+	for i := 0; i < 4; i++ {
+		msgs = append(msgs, message{"user", Prose(560, 10+i*37)}, message{"assistant", Prose(260, 5+i*23)})
+	}
+	return body(append(msgs, message{"user", Prose(200, 99)}))
+}
+
+// LongContext256K is one user message of about 256 KiB after a short system
+// prompt.
+func LongContext256K() []byte {
+	return body([]message{{"system", Prose(200, 0)}, {"user", Prose(256<<10-400, 7)}})
+}
