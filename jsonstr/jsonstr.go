@@ -6,6 +6,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -17,38 +18,59 @@ func End(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
-	for i++; i < len(b); i++ {
-		// Skip eight plain bytes at a time (a byte of 0x80 and up also stops
-		// the skip, harmlessly).
-		for i+8 <= len(b) && !mayEscape(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
-			break
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1
-		case c < 0x20:
+	for i++; ; {
+		if i = Plain(b, i); i >= len(b) || b[i] < 0x20 {
 			return -1
-		case c == '\\':
-			if i+1 >= len(b) {
+		}
+		if b[i] == '"' {
+			return i + 1
+		}
+		// A backslash.
+		if i+1 >= len(b) {
+			return -1
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
 				return -1
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
-					return -1
-				}
-				i += 5
-			default:
-				return -1
-			}
+			i += 6
+		default:
+			return -1
 		}
 	}
-	return -1
+}
+
+// Plain returns the offset of the first byte at or after i that a string
+// literal's grammar must look at: '"', '\\' or a control character; len(b)
+// if there is none. Bytes from 0x80 are plain: invalid UTF-8 is valid in a
+// literal (decoding makes it U+FFFD).
+//
+// Long-context bodies are mostly string bytes, so it tests eight bytes at a
+// time with the classic SWAR tricks: a word has a byte < 0x20, or a byte
+// equal to '"' or '\\', exactly when the expression below has a high bit
+// set, and its lowest set bit is the first such byte's (no borrow crosses
+// into a byte from below the first byte that hit).
+func Plain(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for i+8 <= len(b) {
+		v := binary.LittleEndian.Uint64(b[i:])
+		q := v ^ (ones * '"')
+		bs := v ^ (ones * '\\')
+		if m := ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+		i++
+	}
+	return i
 }
 
 // Decode returns the value of the JSON string literal lit (quotes
@@ -205,7 +227,7 @@ func Append(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time (see skipPlain; here a non-ASCII byte also
+		// Skip eight plain ASCII bytes at a time (as Plain does; here a non-ASCII byte also
 		// stops the skip, as it may be invalid UTF-8 or U+2028).
 		for i+8 <= len(s) && !mayEscape(le64(s, i)) && !(html && mayBeHTML(le64(s, i))) {
 			i += 8

@@ -1,10 +1,10 @@
 package llmreq
 
 import (
-	"encoding/binary"
-	"math/bits"
 	"strconv"
 	"sync"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // The scanner validates a body with exactly the grammar of encoding/json (RFC 8259: whitespace is
@@ -68,15 +68,6 @@ func putTape(t *tape) {
 	t.nodes = t.nodes[:0]
 	tapePool.Put(t)
 }
-
-// strPlain[c] is true for bytes that need no attention inside a string literal. Bytes from 0x80
-// are plain: encoding/json accepts invalid UTF-8 in strings (decoding makes it U+FFFD).
-var strPlain = func() (a [256]bool) {
-	for c := 0x20; c < 0x100; c++ {
-		a[c] = c != '"' && c != '\\'
-	}
-	return a
-}()
 
 var isHex = func() (a [256]bool) {
 	for _, c := range "0123456789abcdefABCDEF" {
@@ -190,9 +181,13 @@ func (t *tape) literal(b []byte, i int, word string, kind uint8) (int, error) {
 	return i + len(word), nil
 }
 
+func tooDeep(off int) error {
+	return &SyntaxError{Err: ErrTooDeep, Offset: off, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
+}
+
 func (t *tape) object(b []byte, i, depth int) (int, error) {
 	if depth > MaxDepth {
-		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
+		return i, tooDeep(i)
 	}
 	idx := t.push(kindObject, 0, i, 0)
 	i = skipSpace(b, i+1)
@@ -228,7 +223,7 @@ func (t *tape) object(b []byte, i, depth int) (int, error) {
 
 func (t *tape) array(b []byte, i, depth int) (int, error) {
 	if depth > MaxDepth {
-		return i, &SyntaxError{Err: ErrTooDeep, Offset: i, Msg: "more than " + strconv.Itoa(MaxDepth) + " nested arrays and objects"}
+		return i, tooDeep(i)
 	}
 	idx := t.push(kindArray, 0, i, 0)
 	i = skipSpace(b, i+1)
@@ -300,7 +295,7 @@ func (t *tape) str(b []byte, i int) (int, error) {
 	var flags uint8
 	i++
 	for {
-		i = skipPlain(b, i)
+		i = jsonstr.Plain(b, i)
 		if i >= len(b) {
 			return i, syntaxErr(i, "unexpected end of input in string literal")
 		}
@@ -330,31 +325,4 @@ func (t *tape) str(b []byte, i int) (int, error) {
 			return i, unexpected(b, i, "in string literal")
 		}
 	}
-}
-
-// skipPlain returns the offset of the first byte at or after i that is not plain string content.
-// Long-context bodies are mostly string bytes, so it tests eight bytes at a time with the
-// classic SWAR tricks: a word has a byte < 0x20, or a byte equal to '"' or '\\', exactly when
-// the corresponding expression has a high bit set, and its lowest set bit is the first such
-// byte's.
-func skipPlain(b []byte, i int) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	for i+8 <= len(b) {
-		v := binary.LittleEndian.Uint64(b[i:])
-		q := v ^ (ones * '"')
-		bs := v ^ (ones * '\\')
-		if m := ((v - ones*0x20) | (q - ones) | (bs - ones)) &^ v & highs; m != 0 {
-			// No borrow crosses into a byte from below the first byte that
-			// hit, so the lowest bit set is exactly that byte's.
-			return i + bits.TrailingZeros64(m)/8
-		}
-		i += 8
-	}
-	for i < len(b) && strPlain[b[i]] {
-		i++
-	}
-	return i
 }
