@@ -41,12 +41,9 @@ func TestScanUTF16Positions(t *testing.T) {
 	}
 }
 
-// A custom rule with a look-ahead cannot run on Go's regexp; it must still
-// match, through the backtracking engine.
-func TestCustomRulebookBacktrackingRule(t *testing.T) {
-	doc := `{"rules_id":"custom/v1","version":"1","categories":{"c":"d"},"rules":[
-	 {"id":"LA-1","category":"c","severity":"suspicious","pattern":"secret(?= word)","flags":"i"},
-	 {"id":"BR-1","category":"c","severity":"malicious","pattern":"\\b(\\w+) \\1\\b","flags":"i"}]}`
+// engineOf compiles a rulebook document.
+func engineOf(t *testing.T, doc string) *Engine {
+	t.Helper()
 	rb, err := rulebook.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +52,16 @@ func TestCustomRulebookBacktrackingRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+// A custom rule with a look-ahead cannot run on Go's regexp; it must still
+// match, through the backtracking engine.
+func TestCustomRulebookBacktrackingRule(t *testing.T) {
+	doc := `{"rules_id":"custom/v1","version":"1","categories":{"c":"d"},"rules":[
+	 {"id":"LA-1","category":"c","severity":"suspicious","pattern":"secret(?= word)","flags":"i"},
+	 {"id":"BR-1","category":"c","severity":"malicious","pattern":"\\b(\\w+) \\1\\b","flags":"i"}]}`
+	e := engineOf(t, doc)
 	r := e.ScanString("a SECRET word and the The end")
 	var got []string
 	for _, m := range r.Matches {
@@ -77,14 +84,7 @@ func TestTooManyCharacterClassesFallBack(t *testing.T) {
 	doc := `{"rules_id":"cjk/v1","categories":{"c":"d"},"rules":[
 	 {"id":"CJK-1","category":"c","severity":"suspicious","pattern":"(?:` + strings.Join(alts, "|") + `)x","flags":"i"},
 	 {"id":"W-1","category":"c","severity":"malicious","pattern":"\\bopen sesame\\b","flags":"i"}]}`
-	rb, err := rulebook.Parse([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(rb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := engineOf(t, doc)
 	if e.c.alphabet != nil || e.c.rules[0].fast {
 		t.Fatal("expected the byte alphabet to be refused")
 	}

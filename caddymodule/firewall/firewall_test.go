@@ -164,16 +164,6 @@ func TestSafeRequestPassesByteForByte(t *testing.T) {
 	}
 }
 
-// openAIErr decodes an OpenAI-shape error body.
-type openAIErr struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    string  `json:"code"`
-	} `json:"error"`
-}
-
 func TestMaliciousUserMessageBlocked(t *testing.T) {
 	fx := newFixture(t, &Firewall{})
 	req := post("/v1/chat/completions", chat(msg("system", "Be kind."), msg("user", "hello"), msg("user", malText)))
@@ -188,7 +178,7 @@ func TestMaliciousUserMessageBlocked(t *testing.T) {
 	if res.rec.Header().Get("X-Should-Retry") != "false" || res.rec.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("headers %v", res.rec.Header())
 	}
-	var e openAIErr
+	var e openAIError
 	if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil {
 		t.Fatalf("%v: %s", err, res.rec.Body)
 	}
@@ -426,7 +416,7 @@ func TestRefusals(t *testing.T) {
 			if res.up.called {
 				t.Fatal("reached the upstream")
 			}
-			var e openAIErr
+			var e openAIError
 			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil {
 				t.Fatalf("not JSON: %s", res.rec.Body)
 			}
@@ -539,7 +529,7 @@ func TestOtherAPIs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := fx.do(t, post(tc.path, tc.body))
-			var e openAIErr
+			var e openAIError
 			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil || res.up.called || res.rec.Code != 400 {
 				t.Fatalf("%d %s", res.rec.Code, res.rec.Body)
 			}
@@ -570,7 +560,7 @@ func TestRefusalsOfParserLimits(t *testing.T) {
 			if res.up.called {
 				t.Fatal("reached the upstream")
 			}
-			var e openAIErr
+			var e openAIError
 			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil {
 				t.Fatalf("not JSON: %s", res.rec.Body)
 			}
