@@ -26,7 +26,7 @@ func TestScanASCIIChains(t *testing.T) {
 			b.WriteByte(" \n"[rng.IntN(2)])
 		}
 		text := []byte(b.String())
-		got := make([]uint64, (c.litCount+63)/64)
+		got := make([]uint64, (len(c.literals)+63)/64)
 		want := make([]uint64, len(got))
 		gotFlags := c.ac.scan(text, &c.colRaw, got)
 		wantFlags := c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
@@ -53,7 +53,7 @@ func TestScanASCIIChains(t *testing.T) {
 			for at := 0; at+len(word) <= size; at++ {
 				text := []byte(strings.Repeat(" ", size))
 				copy(text[at:], word)
-				got := make([]uint64, (c.litCount+63)/64)
+				got := make([]uint64, (len(c.literals)+63)/64)
 				want := make([]uint64, len(got))
 				c.ac.scan(text, &c.colRaw, got)
 				c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
@@ -69,7 +69,7 @@ func TestScanASCIIChains(t *testing.T) {
 // one, on benign prose: go test -bench Keywords ./engine/
 func BenchmarkKeywords(b *testing.B) {
 	c := Default().c
-	seen := make([]uint64, (c.litCount+63)/64)
+	seen := make([]uint64, (len(c.literals)+63)/64)
 	for _, size := range []int{300, 4 << 10} {
 		text := []byte(chatbody.Prose(size, 0))
 		b.Run(strconv.Itoa(size)+"B/four", func(b *testing.B) {

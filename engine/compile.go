@@ -38,8 +38,8 @@ type rule struct {
 	runBounded bool // see jsregex.Literals
 	runBytes   [128]bool
 	maxOther   int
-	required   [][]int // conjuncts of literal ids (see jsregex.Literals)
-	// The conjuncts as masks over matcher.seen, one word per 64 literals.
+	// The conjuncts of required literals (see jsregex.Literals), each a
+	// mask over matcher.seen, one word per 64 literals.
 	requiredMasks [][]uint64
 	prefixes      [][]byte // a match begins with one of these
 	// onlyNonASCII: every prefix holds a byte no ASCII unit maps to, so the
@@ -58,8 +58,6 @@ type compiled struct {
 	alphabet *jsregex.Alphabet
 	ascii    [128]byte // alphabet bytes of ASCII units, for the common case
 	ac       *ahoCorasick
-	litCount int
-	maxLit   int      // the longest required literal
 	literals []string // the required literals, in alphabet bytes
 	// litRules[l]: the rules with literal l in a required conjunct;
 	// unconditional: the rules without required literals. A view's rules
@@ -108,10 +106,12 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		litList = append(litList, s)
 		return len(litList) - 1
 	}
+	required := make([][][]int, len(pats)) // per rule, conjuncts of literal ids
 	for i, p := range pats {
 		r := &c.rules[i]
 		if alphaErr == nil {
-			if err := r.compileFast(alpha, p, litID); err == nil {
+			var err error
+			if required[i], err = r.compileFast(alpha, p, litID); err == nil {
 				continue
 			}
 		}
@@ -134,10 +134,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		if c.ac, err = newAhoCorasick(litList, enc, alpha.Size, cols); err != nil {
 			return nil, err
 		}
-		c.litCount, c.literals = len(litList), litList
-		for _, l := range litList {
-			c.maxLit = max(c.maxLit, len(l))
-		}
+		c.literals = litList
 		ids := map[string]int{}
 		var prefixes []string
 		for i := range c.rules {
@@ -162,12 +159,12 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	// literal: among them every rule on the backtracking engine, which
 	// without the alphabet is every rule.
 	ruleWords := (len(c.rules) + 63) / 64
-	c.litRules = make([][]uint64, c.litCount)
+	c.litRules = make([][]uint64, len(c.literals))
 	c.unconditional = make([]uint64, ruleWords)
 	for i := range c.rules {
 		r := &c.rules[i]
-		for _, conj := range r.required {
-			mask := make([]uint64, (c.litCount+63)/64)
+		for _, conj := range required[i] {
+			mask := make([]uint64, (len(c.literals)+63)/64)
 			for _, l := range conj {
 				mask[l>>6] |= 1 << (l & 63)
 				if c.litRules[l] == nil {
@@ -177,7 +174,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			}
 			r.requiredMasks = append(r.requiredMasks, mask)
 		}
-		if len(r.required) == 0 {
+		if len(required[i]) == 0 {
 			c.unconditional[i>>6] |= 1 << (i & 63)
 		}
 	}
@@ -196,15 +193,17 @@ func (r *rule) forms() (anch0, anchN, scanN *regexp.Regexp) {
 	return r.anchors.anch0, r.anchors.anchN, r.anchors.scanN
 }
 
-func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(string) int) error {
+// compileFast sets up r on Go's regexp and returns the conjuncts of its
+// required literals, as ids that litID gives.
+func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(string) int) (required [][]int, err error) {
 	src, err := a.GoSyntax(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// regexp.Compile, never CompilePOSIX: leftmost-first is the
 	// backtracking engines' choice among matches at one start.
 	if r.scan0, err = regexp.Compile(src); err != nil {
-		return err
+		return nil, err
 	}
 	r.src = src
 	lits := a.Analyze(p)
@@ -215,7 +214,7 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 		for i, s := range conj {
 			ids[i] = litID(s)
 		}
-		r.required = append(r.required, ids)
+		required = append(required, ids)
 	}
 	if lits.HasPrefixes {
 		r.hasPrefix, r.atStart = true, lits.AtStart
@@ -234,7 +233,7 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 		}
 	}
 	r.fast = true
-	return nil
+	return required, nil
 }
 
 // keywordColumns chooses the columns of the keyword automaton. Only the

@@ -84,7 +84,7 @@ func FuzzTranslation(f *testing.F) {
 		}
 		var fast rule
 		lits := map[string]int{}
-		if fast.compileFast(a, p, func(s string) int { lits[s] = len(lits); return lits[s] }) != nil {
+		if _, err := fast.compileFast(a, p, func(s string) int { lits[s] = len(lits); return lits[s] }); err != nil {
 			return
 		}
 		slow, err := jsregex.Backtracking(p, SlowMatchTimeout)

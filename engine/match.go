@@ -27,7 +27,7 @@ type matcher struct {
 
 func (c *compiled) newMatcher() *matcher {
 	return &matcher{
-		seen:   make([]uint64, (c.litCount+63)/64),
+		seen:   make([]uint64, (len(c.literals)+63)/64),
 		active: make([]bool, len(c.rules)),
 		cands:  make([][]int32, len(c.rules)),
 	}
@@ -69,7 +69,7 @@ func (c *compiled) findLiteralsNear(enc []byte, col *[128]int, marked func(i int
 	if c.ac == nil {
 		return
 	}
-	reach := c.maxLit
+	reach := c.ac.ov + 1 // the longest literal
 	n := len(enc)
 	for i := 0; i < n; i++ {
 		if !marked(i) {
@@ -94,7 +94,7 @@ func (c *compiled) findLiteralsNearLeet(raw []byte, m *matcher) {
 	if c.ac == nil {
 		return
 	}
-	reach := c.maxLit
+	reach := c.ac.ov + 1 // the longest literal
 	n := len(raw)
 	for i := 0; i < n; i++ {
 		if unitFlags[raw[i]]&fLeet == 0 {
