@@ -304,33 +304,30 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		f.logFlagged(r, req, out, action)
 	}
 
+	f.metrics.request(out.verdict, action)
 	switch action {
 	case ActionBlock:
-		f.metrics.request(out.verdict, action)
 		if req.API != llmreq.Generic {
 			fam = req.API.Family()
 		}
 		writeBlock(w, fam, out)
 		return nil
 	case ActionSanitize:
-		rewritten := req.Rewrite(out.replacements())
-		setBody(r, rewritten)
+		setBody(r, req.Rewrite(out.replacements()))
 		if decoded {
 			// The upstream gets the decoded, rewritten body as identity.
 			r.Header.Del("Content-Encoding")
 		}
-	default:
-		// log, and pass for safe: the original bytes, still encoded if they were.
-		f.metrics.request(out.verdict, action)
-		ub := newUpstreamBody(raw)
-		owned = false
-		setBodyReader(r, ub, len(raw))
-		err := next.ServeHTTP(w, r)
-		ub.release()
-		return err
+		return next.ServeHTTP(w, r)
 	}
-	f.metrics.request(out.verdict, action)
-	return next.ServeHTTP(w, r)
+	// log, and pass for safe: the original bytes, still encoded if they
+	// were, from their pooled buffer.
+	ub := newUpstreamBody(raw)
+	owned = false
+	setBodyReader(r, ub, len(raw))
+	err = next.ServeHTTP(w, r)
+	ub.release()
+	return err
 }
 
 // asciiEqualFold reports whether a and b are equal but for the case of
