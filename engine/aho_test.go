@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -40,27 +41,37 @@ func TestScanASCIIChains(t *testing.T) {
 	}
 	// Every literal at every position of texts of a few lengths, so across
 	// every place where one chain's part ends and the next one's begins.
+	for _, lit := range c.literals {
+		placements(c, lit, ' ', func(text []byte, at int) {
+			got := make([]uint64, (len(c.literals)+63)/64)
+			want := make([]uint64, len(got))
+			c.ac.scan(text, &c.colRaw, got)
+			c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q at %d of %d bytes: four chains %x, one chain %x", text[at:at+len(lit)], at, len(text), got, want)
+			}
+		})
+	}
+}
+
+// placements calls f with texts of filler holding word (alphabet bytes,
+// written as ASCII units that map to them) at every position at, in texts
+// of 200 and 517 bytes: so across every place where one chain's part ends
+// and the next one's begins.
+func placements(c *compiled, word string, filler byte, f func(text []byte, at int)) {
 	var fromByte [128]byte
 	for u := 127; u >= 0; u-- {
 		fromByte[c.ascii[u]] = byte(u)
 	}
-	for _, lit := range c.literals {
-		word := make([]byte, len(lit))
-		for i := range lit {
-			word[i] = fromByte[lit[i]]
-		}
-		for _, size := range []int{200, 517} {
-			for at := 0; at+len(word) <= size; at++ {
-				text := []byte(strings.Repeat(" ", size))
-				copy(text[at:], word)
-				got := make([]uint64, (len(c.literals)+63)/64)
-				want := make([]uint64, len(got))
-				c.ac.scan(text, &c.colRaw, got)
-				c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
-				if !slices.Equal(got, want) {
-					t.Fatalf("%q at %d of %d bytes: four chains %x, one chain %x", word, at, size, got, want)
-				}
-			}
+	ascii := make([]byte, len(word))
+	for i := range word {
+		ascii[i] = fromByte[word[i]]
+	}
+	for _, size := range []int{200, 517} {
+		for at := 0; at+len(word) <= size; at++ {
+			text := bytes.Repeat([]byte{filler}, size)
+			copy(text[at:], ascii)
+			f(text, at)
 		}
 	}
 }
@@ -97,10 +108,6 @@ func TestCandidatesChains(t *testing.T) {
 	for i := range active {
 		active[i] = true
 	}
-	var fromByte [128]byte
-	for u := 127; u >= 0; u-- {
-		fromByte[c.ascii[u]] = byte(u)
-	}
 	encode := func(s []byte) []byte {
 		out := make([]byte, len(s))
 		for i, b := range s {
@@ -131,18 +138,10 @@ func TestCandidatesChains(t *testing.T) {
 	}
 	for i := range c.rules {
 		for _, p := range c.rules[i].prefixes {
-			word := make([]byte, len(p))
-			for k := range p {
-				word[k] = fromByte[p[k]]
-			}
-			for _, size := range []int{200, 517} {
-				for at := 0; at+len(word) <= size; at++ {
-					text := []byte(strings.Repeat("x", size))
-					copy(text[at:], word)
-					copy(text[max(0, at-40):], word) // a second one nearby
-					check(encode(text))
-				}
-			}
+			placements(c, string(p), 'x', func(text []byte, at int) {
+				copy(text[max(0, at-40):], text[at:at+len(p)]) // a second one nearby
+				check(encode(text))
+			})
 		}
 	}
 }
