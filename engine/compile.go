@@ -56,9 +56,12 @@ type rule struct {
 type compiled struct {
 	rules    []rule
 	alphabet *jsregex.Alphabet
-	ascii    [128]byte // alphabet bytes of ASCII units, for the common case
-	ac       *ahoCorasick
-	literals []string // the required literals, in alphabet bytes
+	// ascii and asciiLeet map ASCII bytes to their alphabet bytes, as they
+	// are and through the leetspeak folding; 256 entries so that a byte
+	// indexes them without a bounds check.
+	ascii, asciiLeet [256]byte
+	ac               *ahoCorasick
+	literals         []string // the required literals, in alphabet bytes
 	// litRules[l]: the rules with literal l in a required conjunct;
 	// unconditional: the rules without required literals. A view's rules
 	// worth checking are the union of these over its literals.
@@ -124,6 +127,10 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	if alpha != nil {
 		for u := 0; u < 128; u++ {
 			c.ascii[u] = alpha.Byte[u]
+			c.asciiLeet[u] = alpha.Byte[u]
+			if unitFlags[u]&fLeet != 0 {
+				c.asciiLeet[u] = alpha.Byte[leetTo[u]]
+			}
 		}
 		var col [128]int
 		for b := 0; b < 128; b++ {

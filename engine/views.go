@@ -75,9 +75,7 @@ func (e *Engine) collect(st *scanState) {
 		flags = c.findLiteralsASCII(t.raw, &c.colRaw, st.m)
 		encode := func() []byte {
 			st.enc = grow(st.enc, n)
-			for i, b := range t.raw {
-				st.enc[i] = c.ascii[b]
-			}
+			mapBytes(st.enc, t.raw, &c.ascii)
 			return st.enc
 		}
 		c.matchView(encode, true, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
@@ -105,7 +103,7 @@ func (e *Engine) collect(st *scanState) {
 		} else {
 			leetEnc := func(i int) byte {
 				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
-					return c.ascii[leetTo[u]]
+					return c.asciiLeet[u]
 				}
 				return enc[i]
 			}
@@ -118,12 +116,7 @@ func (e *Engine) collect(st *scanState) {
 		encodeLeet := func() []byte {
 			if t.ascii {
 				st.enc2 = grow(st.enc2, n)
-				for i, b := range t.raw {
-					st.enc2[i] = c.ascii[b]
-					if unitFlags[b]&fLeet != 0 {
-						st.enc2[i] = c.ascii[leetTo[b]]
-					}
-				}
+				mapBytes(st.enc2, t.raw, &c.asciiLeet)
 			}
 			return st.enc2
 		}
@@ -170,6 +163,20 @@ func (e *Engine) collect(st *scanState) {
 
 	if flags&fB64 != 0 {
 		e.base64View(st, emit)
+	}
+}
+
+// mapBytes sets dst[i] to tab[src[i]]; dst is at least as long as src.
+func mapBytes(dst, src []byte, tab *[256]byte) {
+	dst = dst[:len(src)]
+	for len(src) >= 8 {
+		d, s := dst[:8:8], src[:8:8]
+		d[0], d[1], d[2], d[3] = tab[s[0]], tab[s[1]], tab[s[2]], tab[s[3]]
+		d[4], d[5], d[6], d[7] = tab[s[4]], tab[s[5]], tab[s[6]], tab[s[7]]
+		dst, src = dst[8:], src[8:]
+	}
+	for i, b := range src {
+		dst[i] = tab[b]
 	}
 }
 
