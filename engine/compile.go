@@ -25,15 +25,18 @@ type rule struct {
 	// The fast path: Go's regexp over the alphabet's bytes. Four forms, so a
 	// match can be sought from any position with the text before it still in
 	// view for \b: at 0 the pattern itself; at p>0 "one byte, then the
-	// pattern" on text[p-1:]. Anchored forms (\A) try one position only.
-	// The plain form is compiled with the rulebook (it proves the
-	// translation compiles); the other three on a rule's first use, since
-	// most rules of most runs never get that far.
-	fast       bool
-	src        string
-	scan0      *regexp.Regexp
-	more       sync.Once
-	anchors    struct{ anch0, anchN, scanN *regexp.Regexp }
+	// pattern" on text[p-1:]. The anchored forms (\A) try one position only
+	// and run as DFAs (dfa.go). The plain form is compiled with the rulebook
+	// (it proves the translation compiles); the other three on a rule's
+	// first use, since most rules of most runs never get that far.
+	fast    bool
+	src     string
+	scan0   *regexp.Regexp
+	more    sync.Once
+	anchors struct {
+		anch0, anchN *anchoredDFA
+		scanN        *regexp.Regexp
+	}
 	maxLen     int  // longest match in units, -1 unbounded
 	runBounded bool // see jsregex.Literals
 	runBytes   [128]bool
@@ -191,10 +194,10 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 // forms returns the anchored forms and the one-byte-of-context form,
 // compiling them on first use. They are the plain form with a fixed prefix,
 // so they compile when it did.
-func (r *rule) forms() (anch0, anchN, scanN *regexp.Regexp) {
+func (r *rule) forms() (anch0, anchN *anchoredDFA, scanN *regexp.Regexp) {
 	r.more.Do(func() {
-		r.anchors.anch0 = regexp.MustCompile(`\A(?:` + r.src + `)`)
-		r.anchors.anchN = regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`)
+		r.anchors.anch0 = mustCompileDFA(`\A(?:` + r.src + `)`)
+		r.anchors.anchN = mustCompileDFA(`\A(?s:.)(?:` + r.src + `)`)
 		r.anchors.scanN = regexp.MustCompile(`(?s:.)(?:` + r.src + `)`)
 	})
 	return r.anchors.anch0, r.anchors.anchN, r.anchors.scanN

@@ -23,6 +23,7 @@ type matcher struct {
 	cands  [][]int32
 	ends   []int32
 	runes  []rune
+	dfas   []*dfaCache // per rule, its anchored forms' states; made on use
 }
 
 func (c *compiled) newMatcher() *matcher {
@@ -30,7 +31,17 @@ func (c *compiled) newMatcher() *matcher {
 		seen:   make([]uint64, (len(c.literals)+63)/64),
 		active: make([]bool, len(c.rules)),
 		cands:  make([][]int32, len(c.rules)),
+		dfas:   make([]*dfaCache, 2*len(c.rules)),
 	}
+}
+
+// dfaCaches returns the caches of rule i's anchored forms.
+func (m *matcher) dfaCaches(c *compiled, i int) (anch0, anchN *dfaCache) {
+	if m.dfas[2*i] == nil {
+		d0, dN, _ := c.rules[i].forms()
+		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0), newDFACache(dN)
+	}
+	return m.dfas[2*i], m.dfas[2*i+1]
 }
 
 // unitSource gives the view's text as units for the backtracking engine;
@@ -237,7 +248,8 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 				if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
 					r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||
 					r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
-					matchAnchored(r, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
+					anch0, anchN := m.dfaCaches(c, i)
+					matchAnchored(r, anch0, anchN, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
 				} else {
 					// Too many places to try one by one: one linear pass
 					// from the first place a match can start.
@@ -253,8 +265,7 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 // matchAnchored tries the pattern at each candidate start in order. Every
 // match starts at a candidate, so the first candidate at or after the
 // cursor where the anchored pattern matches is the next leftmost match.
-func matchAnchored(r *rule, enc []byte, cands []int32, ends []int32, emit func(s, e int)) {
-	anch0, anchN, _ := r.forms()
+func matchAnchored(r *rule, anch0, anchN *dfaCache, enc []byte, cands []int32, ends []int32, emit func(s, e int)) {
 	n := len(enc)
 	cursor := 0
 	for k, c := range cands {
@@ -272,17 +283,14 @@ func matchAnchored(r *rule, enc []byte, cands []int32, ends []int32, emit func(s
 		}
 		var end int
 		if p == 0 {
-			loc := anch0.FindIndex(enc[:win])
-			if loc == nil {
+			if end = anch0.end(enc[:win]); end < 0 {
 				continue
 			}
-			end = loc[1]
 		} else {
-			loc := anchN.FindIndex(enc[p-1 : win])
-			if loc == nil {
+			if end = anchN.end(enc[p-1 : win]); end < 0 {
 				continue
 			}
-			end = p - 1 + loc[1]
+			end += p - 1
 		}
 		emit(p, end)
 		cursor = end
