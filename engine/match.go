@@ -71,56 +71,38 @@ func (c *compiled) findLiteralsASCII(raw []byte, col *[128]int, m *matcher) uint
 	return c.ac.scan(raw, col, m.seen)
 }
 
-// findLiteralsNear adds the required literals that occur in enc within
-// reach of the marked positions: a view that differs from one already
-// searched only at those positions (the leetspeak view) has no other new
-// occurrences. A literal seen elsewhere before stays in m.seen: that can
-// only make a rule try in vain, never miss a match.
-func (c *compiled) findLiteralsNear(enc []byte, col *[128]int, marked func(i int) bool, m *matcher) {
+// findLiteralsNear adds the required literals that occur in view within
+// reach of the leetspeak characters of src (the units or bytes the view
+// was made from, one per position): the leetspeak view differs from the
+// original view, already searched, only at those positions, so it has no
+// other new occurrences. col maps the view's bytes to the automaton's
+// columns (colLeet reads an ASCII text through the folding itself). A
+// literal seen elsewhere before stays in m.seen: that can only make a rule
+// try in vain, never miss a match.
+func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *[128]int, src []U, m *matcher) {
 	if c.ac == nil {
 		return
 	}
 	reach := c.ac.ov + 1 // the longest literal
-	n := len(enc)
+	n := len(view)
+	src = src[:n]
 	for i := 0; i < n; i++ {
-		if !marked(i) {
+		if !isLeet(src[i]) {
 			continue
 		}
 		lo, hi := max(0, i-reach+1), min(n, i+reach)
 		// Extend the window over further marked positions within reach.
 		for j := i + 1; j < hi; j++ {
-			if marked(j) {
+			if isLeet(src[j]) {
 				hi = min(n, j+reach)
 			}
 		}
-		c.ac.scan(enc[lo:hi], col, m.seen)
+		c.ac.scan(view[lo:hi], col, m.seen)
 		i = hi - 1
 	}
 }
 
-// findLiteralsNearLeet is findLiteralsNear for an all-ASCII text, read
-// through the leetspeak folding (colLeet), the marked positions being its
-// leetspeak characters: without a call per byte, as digits are common.
-func (c *compiled) findLiteralsNearLeet(raw []byte, m *matcher) {
-	if c.ac == nil {
-		return
-	}
-	reach := c.ac.ov + 1 // the longest literal
-	n := len(raw)
-	for i := 0; i < n; i++ {
-		if unitFlags[raw[i]]&fLeet == 0 {
-			continue
-		}
-		lo, hi := max(0, i-reach+1), min(n, i+reach)
-		for j := i + 1; j < hi; j++ {
-			if unitFlags[raw[j]]&fLeet != 0 {
-				hi = min(n, j+reach)
-			}
-		}
-		c.ac.scan(raw[lo:hi], &c.colLeet, m.seen)
-		i = hi - 1
-	}
-}
+func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }
 
 // active reports whether every required conjunct of r has a literal in
 // m.seen: otherwise r cannot match the view.

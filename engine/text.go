@@ -68,26 +68,30 @@ func decodeText(raw []byte, t *text) {
 		return
 	}
 	t.ascii = false
-	units := t.units[:0]
-	off := t.off[:0]
+	// A byte is at most one unit (a 4-byte character is two), so the
+	// buffers are sized once and written by index.
+	units, off := grow(t.units, len(raw)), grow(t.off, len(raw))
+	k := 0
 	for i := 0; i < len(raw); {
 		b := raw[i]
 		if b < utf8.RuneSelf {
-			units = append(units, uint16(b))
-			off = append(off, int32(i))
+			units[k], off[k] = uint16(b), int32(i)
+			k++
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRune(raw[i:])
 		if r >= 0x10000 {
 			r -= 0x10000
-			units = append(units, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
-			off = append(off, int32(i), int32(i))
+			units[k], units[k+1] = uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF))
+			off[k], off[k+1] = int32(i), int32(i)
+			k += 2
 		} else {
-			units = append(units, uint16(r))
-			off = append(off, int32(i))
+			units[k], off[k] = uint16(r), int32(i)
+			k++
 		}
 		i += size
 	}
+	units, off = units[:k], off[:k]
 	t.units, t.off = units, off
 }

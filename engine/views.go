@@ -95,23 +95,19 @@ func (e *Engine) collect(st *scanState) {
 	}
 
 	if flags&fLeet != 0 {
-		isLeet := func(i int) bool { u := t.at(i); return u < 128 && unitFlags[u]&fLeet != 0 }
 		if t.ascii {
-			raw := t.raw
-			isLeet = func(i int) bool { return unitFlags[raw[i]]&fLeet != 0 }
-			c.findLiteralsNearLeet(raw, st.m)
+			findLiteralsNear(c, t.raw, &c.colLeet, t.raw, st.m)
 		} else {
-			leetEnc := func(i int) byte {
-				if u := t.at(i); u < 128 && unitFlags[u]&fLeet != 0 {
-					return c.asciiLeet[u]
-				}
-				return enc[i]
-			}
 			st.enc2 = grow(st.enc2, n)
-			for i := range st.enc2 {
-				st.enc2[i] = leetEnc(i)
+			enc2 := st.enc2[:n]
+			for i, u := range t.units[:n] {
+				if u < 128 {
+					enc2[i] = c.asciiLeet[u]
+				} else {
+					enc2[i] = enc[i]
+				}
 			}
-			c.findLiteralsNear(st.enc2, &c.ac.col, isLeet, st.m)
+			findLiteralsNear(c, enc2, &c.ac.col, t.units, st.m)
 		}
 		encodeLeet := func() []byte {
 			if t.ascii {
@@ -123,7 +119,7 @@ func (e *Engine) collect(st *scanState) {
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
 				u := t.at(i)
-				if u < 128 && unitFlags[u]&fLeet != 0 {
+				if isLeet(u) {
 					u = uint16(leetTo[u])
 				}
 				dst = append(dst, rune(jsregex.Canonicalize(u)))
@@ -132,7 +128,7 @@ func (e *Engine) collect(st *scanState) {
 		}
 		c.matchView(encodeLeet, t.ascii, leetUnits, st.m, func(rule, s, end int) {
 			for i := s; i < end; i++ {
-				if isLeet(i) {
+				if isLeet(t.at(i)) {
 					emit(vLeet, rule, s, end)
 					return
 				}
@@ -187,11 +183,11 @@ func (c *compiled) byteOf(u uint16) byte {
 	return c.alphabet.Byte[u]
 }
 
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n, n+n/4)
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
 	}
-	return b[:n]
+	return s[:n]
 }
 
 // pctView is the percent-decoded view (SPEC section 3.3).
