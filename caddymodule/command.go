@@ -268,7 +268,7 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 		return out, err
 	}
 	b.members = members
-	var text []byte
+	var text, lit []byte
 	isB64, found := false, false
 	for _, m := range members {
 		switch string(m.key) {
@@ -279,7 +279,8 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 			// splitObject has checked the literal. Without escapes the
 			// text is a slice of line itself.
 			var copied bool
-			if text, copied = jsonstr.DecodeValid(b.text, m.value); copied {
+			lit = m.value
+			if text, copied = jsonstr.DecodeValid(b.text, lit); copied {
 				b.text = text[:0] // keep the grown buffer for the next line
 			}
 			if string(m.key) == "text_base64" {
@@ -305,6 +306,12 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 		out = append(out, ',')
 	}
 	out = append(out, `"result":`...)
-	out = engine.AppendJSON(out, res, isB64)
+	if !isB64 && len(res.Matches) == 0 && jsonstr.Canonical(lit, true) {
+		// The sanitized copy is the text, and the line wrote it as the
+		// answer would: copy the literal rather than encode it again.
+		out = engine.AppendJSONQuoted(out, res, lit)
+	} else {
+		out = engine.AppendJSON(out, res, isB64)
+	}
 	return append(out, "}\n"...), nil
 }

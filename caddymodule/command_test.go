@@ -102,6 +102,27 @@ func TestPromptScanJSONLKeepsFieldsAndOrder(t *testing.T) {
 	}
 }
 
+// TestPromptScanJSONLSanitizedForm: a safe text's sanitized copy is
+// written as encoding/json writes it, however the line wrote the text (the
+// line's literal is copied only when it is that form already).
+func TestPromptScanJSONLSanitizedForm(t *testing.T) {
+	for _, tc := range []struct{ lit, want string }{
+		{`"plain \"quoted\" \\ \n\t \u0001 \u003c \u2028 é"`, `"plain \"quoted\" \\ \n\t \u0001 \u003c \u2028 é"`},
+		{`"a\/b \u00e9 \u0041 \u000A \u003C \ud83d\ude00"`, `"a/b é A \n \u003c 😀"`},
+		{`"raw <b> & \u0009 \ufffd"`, `"raw \u003cb\u003e \u0026 \t �"`},
+		{"\"bad \xff byte\"", `"bad � byte"`}, // read as encoding/json reads it
+	} {
+		var out bytes.Buffer
+		if code, err := runPromptScan("", true, nil, strings.NewReader(`{"text":`+tc.lit+`}`), &out); code != 0 || err != nil {
+			t.Fatal(code, err)
+		}
+		want := `{"result":{"verdict":"safe","matches":[],"category_counts":{},"sanitized":` + tc.want + "}}\n"
+		if out.String() != want {
+			t.Errorf("text %s:\ngot  %swant %s", tc.lit, out.String(), want)
+		}
+	}
+}
+
 // TestPromptScanJSONLConformance runs every published vector through the
 // command's JSON-lines path: each result equals the vector's expectation.
 func TestPromptScanJSONLConformance(t *testing.T) {

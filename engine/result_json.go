@@ -14,6 +14,32 @@ import (
 // With sanitizedBase64 the sanitized copy is written as "sanitized_base64",
 // for inputs given as raw bytes whose copy may not be valid UTF-8.
 func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
+	dst = appendJSONFields(dst, r)
+	if sanitizedBase64 {
+		dst = append(dst, `,"sanitized_base64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, r.Sanitized)
+		return append(dst, `"}`...)
+	}
+	dst = append(dst, `,"sanitized":`...)
+	dst = jsonstr.Append(dst, string(r.Sanitized), true)
+	return append(dst, '}')
+}
+
+// AppendJSONQuoted is AppendJSON with r.Sanitized given as the JSON string
+// literal quoted, which must be what jsonstr.Append writes for it
+// (jsonstr.Canonical says when a literal is): a caller that read the text
+// as that literal and got it back unchanged copies it instead of encoding
+// the text again.
+func AppendJSONQuoted(dst []byte, r Result, quoted []byte) []byte {
+	dst = appendJSONFields(dst, r)
+	dst = append(dst, `,"sanitized":`...)
+	dst = append(dst, quoted...)
+	return append(dst, '}')
+}
+
+// appendJSONFields appends r's object up to its sanitized copy: the
+// verdict, matches and category counts.
+func appendJSONFields(dst []byte, r Result) []byte {
 	dst = append(dst, `{"verdict":`...)
 	dst = jsonstr.Append(dst, string(r.Verdict), true)
 	dst = append(dst, `,"matches":[`...)
@@ -54,12 +80,5 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 		dst = append(dst, ':')
 		dst = strconv.AppendInt(dst, int64(r.CategoryCounts[k]), 10)
 	}
-	if sanitizedBase64 {
-		dst = append(dst, `},"sanitized_base64":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, r.Sanitized)
-		return append(dst, `"}`...)
-	}
-	dst = append(dst, `},"sanitized":`...)
-	dst = jsonstr.Append(dst, string(r.Sanitized), true)
 	return append(dst, '}')
 }

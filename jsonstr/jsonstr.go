@@ -198,6 +198,67 @@ func hex4(b []byte) rune {
 	return r
 }
 
+// Canonical reports whether the valid literal lit (End found it) is byte
+// for byte what Append writes for its value: then a caller that would
+// decode lit and write the value back unchanged can copy lit instead.
+func Canonical(lit []byte, html bool) bool {
+	s := lit[1 : len(lit)-1]
+	for i := 0; i < len(s); {
+		// The literal is valid, so a raw '"' or control byte cannot be in
+		// it: mayEscape stops at '\\' and non-ASCII bytes.
+		for i+8 <= len(s) && !mayEscape(binary.LittleEndian.Uint64(s[i:])) && !(html && mayBeHTML(binary.LittleEndian.Uint64(s[i:]))) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		switch c := s[i]; {
+		case c == '\\':
+			switch s[i+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			case 'u':
+			default:
+				return false // \/
+			}
+			v := rune(0)
+			for _, h := range s[i+2 : i+6] {
+				switch {
+				case h >= '0' && h <= '9':
+					v = v<<4 | rune(h-'0')
+				case h >= 'a' && h <= 'f':
+					v = v<<4 | rune(h-'a'+10)
+				default:
+					return false // Append writes lower-case hex
+				}
+			}
+			// The code points Append writes as \u escapes.
+			if !(v < 0x20 && !shortEscape[v] ||
+				html && (v == '<' || v == '>' || v == '&') || v == '\u2028' || v == '\u2029') {
+				return false
+			}
+			i += 6
+		case c < utf8.RuneSelf:
+			if html && (c == '<' || c == '>' || c == '&') {
+				return false
+			}
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return false
+			}
+			i += size
+		}
+	}
+	return true
+}
+
+// shortEscape marks the control characters Append writes as \b, \f, \n,
+// \r and \t.
+var shortEscape = [0x20]bool{'\b': true, '\f': true, '\n': true, '\r': true, '\t': true}
+
 // needsEscape[html][c] is true for the ASCII bytes encoding/json escapes,
 // with HTML escaping off and on.
 var needsEscape = func() (a [2][utf8.RuneSelf]bool) {

@@ -9,7 +9,7 @@ import (
 // Decode must decode exactly as encoding/json does, and refuse what it
 // refuses; End must agree with it on where a literal ends.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`"abc"`, `"a\nb\"c\\"`, `"\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"\u00e9\/"`, `"bad\q"`, `"ctl` + "\x01" + `"`, `"\ud83d\u0041"`, `"`, `"<a&b>\u2028"`} {
+	for _, s := range []string{`"abc"`, `"a\nb\"c\\"`, `"\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"\u00e9\/"`, `"bad\q"`, `"ctl` + "\x01" + `"`, `"\ud83d\u0041"`, `"`, `"<a&b>\u2028"`, `"\u003c\u0026\u001f\u0008 \u2029"`, `"a\"\\\b\f\n\r\t\u0000\u001F"`, "\"\xe2\x80\xa8 \xef\xbf\xbd\"", `"\ufffd\u00e9\uD83D\uDE00"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, tok []byte) {
@@ -32,6 +32,12 @@ func FuzzDecode(f *testing.F) {
 		m, _ := json.Marshal(want)
 		if a := Append(nil, want, true); string(a) != string(m) {
 			t.Fatalf("Append(%q, html) = %s, encoding/json %s", want, a, m)
+		}
+		// Canonical says exactly when tok is what Append writes.
+		for _, html := range []bool{true, false} {
+			if c, same := Canonical(tok, html), string(Append(nil, want, html)) == string(tok); c != same {
+				t.Fatalf("Canonical(%s, html=%v) = %v; Append writes it: %v", tok, html, c, same)
+			}
 		}
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
