@@ -7,4 +7,5 @@ package caddymodule
 import (
 	_ "github.com/promptwall/promptwall/caddymodule/firewall"
 	_ "github.com/promptwall/promptwall/caddymodule/scanservice"
+	_ "github.com/promptwall/promptwall/caddymodule/warmstart"
 )
