@@ -97,8 +97,12 @@ func byteSetOf(f func(rune) bool) byteSet {
 // ranges when it has them (MatchRune byte by byte would be most of the
 // compile time).
 func runeOpBytes(in *syntax.Inst) byteSet {
-	if in.Op == syntax.InstRune && syntax.Flags(in.Arg)&syntax.FoldCase == 0 && len(in.Rune)%2 == 0 {
-		var s byteSet
+	var s byteSet
+	switch {
+	case in.Op == syntax.InstRune1 && in.Rune[0] < 256:
+		s.add(int(in.Rune[0]))
+		return s
+	case in.Op == syntax.InstRune && syntax.Flags(in.Arg)&syntax.FoldCase == 0 && len(in.Rune)%2 == 0:
 		for i := 0; i+1 < len(in.Rune); i += 2 {
 			for r := in.Rune[i]; r <= min(in.Rune[i+1], 255); r++ {
 				s.add(int(r))
