@@ -140,7 +140,8 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		err error
 	}
 	type batch struct {
-		lines   [][]byte // slices of one buffer; nil for a blank line
+		data    []byte   // the buffer of the lines
+		lines   [][]byte // slices of data; nil for a blank line
 		size    int      // bytes in lines
 		firstNo int
 		readErr error // after the lines, reading failed
@@ -151,6 +152,26 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 	order := make(chan chan result, 2*workers)
 	stop := make(chan struct{})
 	defer close(stop)
+	// Buffers go round: a batch's lines back to the reader once answered,
+	// an answer back to the workers once written. Fresh memory costs a
+	// page fault every 4 KiB, a good part of a short run.
+	inBufs, outBufs := make(chan []byte, 2*workers+2), make(chan []byte, 2*workers+2)
+	get := func(bufs chan []byte, n int) []byte {
+		select {
+		case b := <-bufs:
+			if cap(b) >= n {
+				return b[:0]
+			}
+		default:
+		}
+		return make([]byte, 0, n)
+	}
+	put := func(bufs chan []byte, b []byte) {
+		select {
+		case bufs <- b:
+		default:
+		}
+	}
 
 	for range workers {
 		go func() {
@@ -158,7 +179,7 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 			for b := range work {
 				// An answer is the line's other fields and a result that
 				// holds the sanitized text again: about twice the line.
-				out := make([]byte, 0, 2*b.size+1024)
+				out := get(outBufs, 2*b.size+1024)
 				var err error
 				for k, line := range b.lines {
 					if out, err = bufs.scanLine(eng, line, out); err != nil {
@@ -169,12 +190,13 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 				if err == nil {
 					err = b.readErr
 				}
+				put(inBufs, b.data)
 				b.done <- result{out, err}
 			}
 		}()
 	}
 
-	// The reader: batches of about 256 KiB, each with its place in order.
+	// The reader: batches of about batchSize bytes, each with its place in order.
 	go func() {
 		defer close(work)
 		defer close(order)
@@ -184,10 +206,10 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 			b := batch{firstNo: lineNo + 1, done: make(chan result, 1)}
 			// The batch's lines go into one buffer; they are sliced out
 			// once it has stopped growing.
-			var data []byte
+			data := get(inBufs, batchSize+batchSize/4)
 			var ends []int // end of each line in data; -1: blank
 			var err error
-			for len(data) < 256<<10 && err == nil {
+			for len(data) < batchSize && err == nil {
 				start := len(data)
 				data, err = readLine(rd, data)
 				lineNo++
@@ -198,7 +220,7 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 					ends = append(ends, -1) // keeps line numbers; answers nothing
 				}
 			}
-			b.lines, b.size = make([][]byte, len(ends)), len(data)
+			b.data, b.lines, b.size = data, make([][]byte, len(ends)), len(data)
 			start := 0
 			for k, end := range ends {
 				if end >= 0 {
@@ -230,12 +252,16 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		if _, err := w.Write(r.out); err != nil {
 			return err
 		}
+		put(outBufs, r.out)
 		if r.err != nil {
 			return r.err
 		}
 	}
 	return nil
 }
+
+// batchSize is about how many bytes of lines make a batch.
+const batchSize = 256 << 10
 
 func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 	for {
