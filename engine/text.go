@@ -12,7 +12,10 @@ type text struct {
 	raw   []byte
 	ascii bool
 	units []uint16 // empty when ascii
-	off   []int32  // byte offset where each unit's character begins; empty when ascii
+	// off holds the byte offset where each unit's character begins, made
+	// on the first byteOffset call (only a text with matches needs it).
+	off   []int32
+	offOK bool
 }
 
 func (t *text) len() int {
@@ -38,7 +41,28 @@ func (t *text) byteOffset(i int) int {
 	if i >= len(t.units) {
 		return len(t.raw)
 	}
+	if !t.offOK {
+		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
+	}
 	return int(t.off[i])
+}
+
+// appendOffsets appends the byte offset of each unit of raw, decoded as
+// decodeText decodes it, to off.
+func appendOffsets(off []int32, raw []byte) []int32 {
+	for i := 0; i < len(raw); {
+		off = append(off, int32(i))
+		if raw[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r >= 0x10000 {
+			off = append(off, int32(i)) // the low surrogate
+		}
+		i += size
+	}
+	return off
 }
 
 func isASCII(b []byte) bool {
@@ -62,20 +86,21 @@ func isASCII(b []byte) bool {
 // sequence is its character, anything else one U+FFFD for one byte.
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
+	t.offOK = false
 	if isASCII(raw) {
 		// Keep the buffers for the next non-ASCII text.
-		t.ascii, t.units, t.off = true, t.units[:0], t.off[:0]
+		t.ascii, t.units = true, t.units[:0]
 		return
 	}
 	t.ascii = false
 	// A byte is at most one unit (a 4-byte character is two), so the
-	// buffers are sized once and written by index.
-	units, off := grow(t.units, len(raw)), grow(t.off, len(raw))
+	// buffer is sized once and written by index.
+	units := grow(t.units, len(raw))
 	k := 0
 	for i := 0; i < len(raw); {
 		b := raw[i]
 		if b < utf8.RuneSelf {
-			units[k], off[k] = uint16(b), int32(i)
+			units[k] = uint16(b)
 			k++
 			i++
 			continue
@@ -84,14 +109,12 @@ func decodeText(raw []byte, t *text) {
 		if r >= 0x10000 {
 			r -= 0x10000
 			units[k], units[k+1] = uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF))
-			off[k], off[k+1] = int32(i), int32(i)
 			k += 2
 		} else {
-			units[k], off[k] = uint16(r), int32(i)
+			units[k] = uint16(r)
 			k++
 		}
 		i += size
 	}
-	units, off = units[:k], off[:k]
-	t.units, t.off = units, off
+	t.units = units[:k]
 }

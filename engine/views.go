@@ -26,7 +26,7 @@ const (
 )
 
 var (
-	unitFlags [128]uint8
+	unitFlags [256]uint8 // zero from 128 up: no flag is a non-ASCII unit's
 	leetTo    [128]byte
 )
 
@@ -82,13 +82,17 @@ func (e *Engine) collect(st *scanState) {
 	} else {
 		st.enc = grow(st.enc, n)
 		enc = st.enc
-		for i, u := range t.units {
-			if u < 128 {
-				enc[i] = c.ascii[u]
-				flags |= unitFlags[u]
-			} else {
-				enc[i] = c.byteOf(u)
+		if c.alphabet != nil {
+			tab := &c.alphabet.Byte
+			for i, u := range t.units[:n] {
+				enc[i] = tab[u]
 			}
+		} else {
+			clear(enc)
+		}
+		// The units below 128 are the text's ASCII bytes.
+		for _, b := range t.raw {
+			flags |= unitFlags[b]
 		}
 		c.findLiterals(enc, st.m)
 		c.matchView(func() []byte { return enc }, false, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
