@@ -110,3 +110,42 @@ func TestAutomatonTooLarge(t *testing.T) {
 		t.Fatalf("New with the bound at the automaton's size: %v", err)
 	}
 }
+
+// TestScanConcurrently: goroutines sharing one engine (its pooled scan
+// states and their DFA caches) get the results a lone scan gets. Run it
+// with -race to check the sharing itself.
+func TestScanConcurrently(t *testing.T) {
+	e, err := New(rulebook.Default()) // a fresh engine: its caches start empty
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := loadVectors(t)
+	inputs, want := make([][]byte, len(vs)), make([]string, len(vs))
+	for i, v := range vs {
+		inputs[i] = v.input(t)
+		b, _ := json.Marshal(Default().Scan(inputs[i]))
+		want[i] = string(b)
+	}
+	const workers = 6
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			// Each goroutine walks the vectors from its own offset, so
+			// caches are filled by different texts in different orders.
+			for k := range vs {
+				i := (k + w*len(vs)/workers) % len(vs)
+				b, _ := json.Marshal(e.Scan(inputs[i]))
+				if string(b) != want[i] {
+					errs <- fmt.Errorf("vector %s: %s, alone %s", vs[i].ID, b, want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
