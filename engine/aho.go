@@ -145,8 +145,8 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 // every occurrence in text of a literal that r begins with (prefixRules
 // and lens describe the literals). The starts come once each, but not in
 // order.
-func (ac *ahoCorasick) candidates(text []byte, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
-	ac.walk(text, &ac.col, func(row uint32, end int) {
+func (ac *ahoCorasick) candidates(text []byte, col *[128]int, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
+	ac.walk(text, col, func(row uint32, end int) {
 		s := row / uint32(ac.k)
 		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 			for _, r := range prefixRules[lit] {

@@ -63,8 +63,15 @@ type compiled struct {
 	// are and through the leetspeak folding; 256 entries so that a byte
 	// indexes them without a bounds check.
 	ascii, asciiLeet [256]byte
-	ac               *ahoCorasick
-	literals         []string // the required literals, in alphabet bytes
+	// A view's bytes read as alphabet bytes through viewTabs[kind] (see
+	// viewKind); prefixCols[kind] maps them to the prefix automaton's
+	// columns, and preimage[kind][a] is the one byte that reads as a
+	// (noPreimage: none, manyPreimages: several).
+	viewTabs   [3]*[256]byte
+	prefixCols [3][128]int
+	preimage   [3][256]int16
+	ac         *ahoCorasick
+	literals   []string // the required literals, in alphabet bytes
 	// litRules[l]: the rules with literal l in a required conjunct;
 	// unconditional: the rules without required literals. A view's rules
 	// worth checking are the union of these over its literals.
@@ -163,6 +170,23 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		}
 		if c.prefixAC, err = newAhoCorasick(prefixes, col, alpha.Size, nil); err != nil {
 			return nil, err
+		}
+	}
+	c.viewTabs = [3]*[256]byte{&identity, &c.ascii, &c.asciiLeet}
+	for kind, tab := range c.viewTabs {
+		for a := range c.preimage[kind] {
+			c.preimage[kind][a] = noPreimage
+		}
+		for b := range 128 {
+			if c.prefixAC != nil {
+				c.prefixCols[kind][b] = c.prefixAC.col[tab[b]]
+			}
+			switch pre := &c.preimage[kind][tab[b]]; *pre {
+			case noPreimage:
+				*pre = int16(b)
+			default:
+				*pre = manyPreimages
+			}
 		}
 	}
 	// The rules each literal can activate, and the ones that need no

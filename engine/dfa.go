@@ -153,6 +153,7 @@ const (
 // dfaCache holds the states of one anchoredDFA that texts have needed.
 type dfaCache struct {
 	d         *anchoredDFA
+	class     [3][256]uint8 // byte class of each view kind's bytes
 	maxStates int
 	index     map[string]int32
 	trans     []int32  // stride per state; next state | dfaMatched, or dfaUnknown
@@ -168,8 +169,15 @@ type dfaCache struct {
 	key    []byte
 }
 
-func newDFACache(d *anchoredDFA) *dfaCache {
+// newDFACache makes an empty cache of d's states for views read through
+// tabs (compiled.viewTabs).
+func newDFACache(d *anchoredDFA, tabs *[3]*[256]byte) *dfaCache {
 	c := &dfaCache{d: d, maxStates: max(8, dfaCacheBytes/4/d.stride), seen: make([]uint32, len(d.prog.Inst))}
+	for kind, tab := range tabs {
+		for b := range 256 {
+			c.class[kind][b] = d.class[tab[b]]
+		}
+	}
 	c.reset()
 	return c
 }
@@ -202,14 +210,16 @@ func (c *dfaCache) intern(pcs []uint32, prev uint8) int32 {
 }
 
 // end returns where the leftmost-first match of the expression at the
-// start of b ends, or -1: FindIndex(b)[1].
-func (c *dfaCache) end(b []byte) int {
+// start of b, read through the tables of kind, ends, or -1: FindIndex's
+// end on b's alphabet bytes.
+func (c *dfaCache) end(b []byte, kind viewKind) int {
 	d := c.d
+	class := &c.class[kind]
 	s, end := int32(dfaStart), -1
 	for i := 0; ; i++ {
 		cls := len(d.rep) // end of text
 		if i < len(b) {
-			cls = int(d.class[b[i]])
+			cls = int(class[b[i]])
 		}
 		t := c.trans[int(s)*d.stride+cls]
 		if t == dfaUnknown {

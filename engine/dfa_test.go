@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"testing"
 )
@@ -9,10 +10,15 @@ import (
 // TestDFAMatchesRegexp: for every rule's anchored forms, the DFA reports
 // the end FindIndex reports, at the word starts of every conformance
 // vector's text and of mutated copies, with a roomy cache and with one
-// that must start over every few states.
+// that must start over every few states. ASCII texts are also read as
+// they are and through the leetspeak folding (viewASCII, viewLeet).
 func TestDFAMatchesRegexp(t *testing.T) {
 	c := Default().c
-	var texts [][]byte
+	type viewText struct {
+		src, enc []byte
+		kind     viewKind
+	}
+	var texts []viewText
 	rng := rand.New(rand.NewPCG(7, 9))
 	for _, v := range loadVectors(t) {
 		var tx text
@@ -21,7 +27,7 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		for i := range enc {
 			enc[i] = c.byteOf(tx.at(i))
 		}
-		texts = append(texts, enc)
+		texts = append(texts, viewText{enc, enc, viewEncoded})
 		// A copy with a few units swapped for random alphabet bytes,
 		// which makes near misses.
 		mut := append([]byte(nil), enc...)
@@ -30,7 +36,14 @@ func TestDFAMatchesRegexp(t *testing.T) {
 				mut[rng.IntN(len(mut))] = c.ascii[rng.IntN(128)]
 			}
 		}
-		texts = append(texts, mut)
+		texts = append(texts, viewText{mut, mut, viewEncoded})
+		if tx.ascii {
+			for _, kind := range []viewKind{viewASCII, viewLeet} {
+				enc := make([]byte, len(tx.raw))
+				mapBytes(enc, tx.raw, c.viewTabs[kind])
+				texts = append(texts, viewText{tx.raw, enc, kind})
+			}
+		}
 	}
 	matches := 0
 	for ri := range c.rules {
@@ -45,24 +58,24 @@ func TestDFAMatchesRegexp(t *testing.T) {
 			if form == 1 {
 				d = dN
 			}
-			roomy, tiny := newDFACache(d), newDFACache(d)
+			roomy, tiny := newDFACache(d, &c.viewTabs), newDFACache(d, &c.viewTabs)
 			tiny.maxStates = 4
-			for _, enc := range texts {
+			for _, tx := range texts {
+				enc := tx.enc
 				for p := 0; p < len(enc); p++ {
 					if p > 0 && isWordByte(enc[p-1]) == isWordByte(enc[p]) && rng.IntN(8) != 0 {
 						continue
 					}
-					in := enc[p:]
 					want := -1
-					if loc := re.FindIndex(in); loc != nil {
+					if loc := re.FindIndex(enc[p:]); loc != nil {
 						want = loc[1]
 						matches++
 					}
-					if got := roomy.end(in); got != want {
-						t.Fatalf("rule %s form %d at %d of %q: DFA end %d, regexp %d", r.id, form, p, enc, got, want)
+					if got := roomy.end(tx.src[p:], tx.kind); got != want {
+						t.Fatalf("rule %s form %d at %d of %q (view %d): DFA end %d, regexp %d", r.id, form, p, tx.src, tx.kind, got, want)
 					}
-					if got := tiny.end(in); got != want {
-						t.Fatalf("rule %s form %d at %d of %q: DFA (tiny cache) end %d, regexp %d", r.id, form, p, enc, got, want)
+					if got := tiny.end(tx.src[p:], tx.kind); got != want {
+						t.Fatalf("rule %s form %d at %d of %q (view %d): DFA (tiny cache) end %d, regexp %d", r.id, form, p, tx.src, tx.kind, got, want)
 					}
 				}
 			}
@@ -101,8 +114,8 @@ func FuzzDFA(f *testing.F) {
 		}
 		d0, dN, _ := r.forms()
 		forms = append(forms,
-			form{regexp.MustCompile(`\A(?:` + r.src + `)`), newDFACache(d0)},
-			form{regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`), newDFACache(dN)})
+			form{regexp.MustCompile(`\A(?:` + r.src + `)`), newDFACache(d0, &c.viewTabs)},
+			form{regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`), newDFACache(dN, &c.viewTabs)})
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 512 {
@@ -120,10 +133,65 @@ func FuzzDFA(f *testing.F) {
 				if loc := fm.re.FindIndex(enc[p:]); loc != nil {
 					want = loc[1]
 				}
-				if got := fm.cache.end(enc[p:]); got != want {
+				if got := fm.cache.end(enc[p:], viewEncoded); got != want {
 					t.Fatalf("%s at %d of %q: DFA end %d, regexp %d", fm.re, p, in, got, want)
 				}
 			}
 		}
 	})
+}
+
+// TestCandidatesOfRawViews: an ASCII text read as it is or through the
+// leetspeak folding gets the candidates its encoded bytes get, by memchr
+// (one rule active at a time: few prefixes) and by the automaton (all).
+func TestCandidatesOfRawViews(t *testing.T) {
+	c := Default().c
+	m := c.newMatcher()
+	sets := [][]int{}
+	all := []int{}
+	for i := range c.rules {
+		if c.rules[i].hasPrefix {
+			sets = append(sets, []int{i})
+			all = append(all, i)
+		}
+	}
+	sets = append(sets, all)
+	candidatesOf := func(v view, rules []int) [][]int32 {
+		clear(m.active)
+		for _, i := range rules {
+			m.active[i] = true
+		}
+		c.findCandidates(&v, m)
+		out := make([][]int32, len(c.rules))
+		for _, i := range rules {
+			out[i] = append([]int32{}, m.cands[i]...)
+		}
+		return out
+	}
+	checked := 0
+	for _, vec := range loadVectors(t) {
+		raw := vec.input(t)
+		var tx text
+		if decodeText(raw, &tx); !tx.ascii {
+			continue
+		}
+		for _, kind := range []viewKind{viewASCII, viewLeet} {
+			enc := make([]byte, len(raw))
+			mapBytes(enc, raw, c.viewTabs[kind])
+			for _, rules := range sets {
+				encode := func() []byte { return enc }
+				got := candidatesOf(view{src: raw, kind: kind, encode: encode}, rules)
+				want := candidatesOf(view{src: enc}, rules)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%q, view %d, rules %v: candidates %v, encoded %v", raw, kind, rules, got, want)
+				}
+				for _, cs := range want {
+					checked += len(cs)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d candidates compared", checked)
+	}
 }

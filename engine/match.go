@@ -39,9 +39,56 @@ func (c *compiled) newMatcher() *matcher {
 func (m *matcher) dfaCaches(c *compiled, i int) (anch0, anchN *dfaCache) {
 	if m.dfas[2*i] == nil {
 		d0, dN, _ := c.rules[i].forms()
-		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0), newDFACache(dN)
+		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0, &c.viewTabs), newDFACache(dN, &c.viewTabs)
 	}
 	return m.dfas[2*i], m.dfas[2*i+1]
+}
+
+// viewKind says how a view's bytes read as alphabet bytes. An ASCII text
+// is matched as it is, through a table, so that the common case never
+// writes an encoded copy: the keyword and prefix automata, the candidate
+// windows and the DFAs all read the text's own bytes.
+type viewKind uint8
+
+const (
+	viewEncoded viewKind = iota // alphabet bytes already
+	viewASCII                   // an ASCII text as it is (compiled.ascii)
+	viewLeet                    // an ASCII text through the leetspeak folding
+)
+
+// identity is viewEncoded's table.
+var identity = func() (t [256]byte) {
+	for b := range t {
+		t[b] = byte(b)
+	}
+	return t
+}()
+
+// Values of compiled.preimage besides a byte.
+const (
+	noPreimage    = -1
+	manyPreimages = -2
+)
+
+// A view is one view's text as the patterns read it: src through the
+// tables of kind. encode makes the alphabet bytes for the rare rule that
+// needs them whole (Go's regexp over the text); for viewEncoded it is nil.
+type view struct {
+	src    []byte
+	kind   viewKind
+	encode func() []byte
+	enc    []byte
+}
+
+// encoded returns the view's alphabet bytes, made at most once.
+func (v *view) encoded() []byte {
+	if v.kind == viewEncoded {
+		return v.src
+	}
+	if v.enc == nil {
+		v.enc = v.encode()
+	}
+	return v.enc
 }
 
 // unitSource gives the view's text as units for the backtracking engine;
@@ -125,7 +172,7 @@ func (m *matcher) isActive(r *rule) bool {
 // findCandidates fills m.cands for the active rules with prefixes: the
 // positions where a match can start, in order (one pass over the view for
 // all of them).
-func (c *compiled) findCandidates(enc []byte, m *matcher) {
+func (c *compiled) findCandidates(v *view, m *matcher) {
 	prefixes := 0
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -145,22 +192,14 @@ func (c *compiled) findCandidates(enc []byte, m *matcher) {
 		// pass of the automaton.
 		for i := range c.rules {
 			r := &c.rules[i]
-			if !m.active[i] || !r.hasPrefix {
-				continue
-			}
-			for _, p := range r.prefixes {
-				for from := 0; ; {
-					k := bytes.Index(enc[from:], p)
-					if k < 0 {
-						break
-					}
-					m.cands[i] = append(m.cands[i], int32(from+k))
-					from += k + 1
+			if m.active[i] && r.hasPrefix {
+				for _, p := range r.prefixes {
+					m.cands[i] = c.appendOccurrences(m.cands[i], v, p)
 				}
 			}
 		}
 	} else {
-		c.prefixAC.candidates(enc, m.active, c.prefixRules, c.prefixLens, m.cands)
+		c.prefixAC.candidates(v.src, &c.prefixCols[v.kind], m.active, c.prefixRules, c.prefixLens, m.cands)
 	}
 	for i := range c.rules {
 		if m.active[i] && c.rules[i].hasPrefix && len(m.cands[i]) > 1 {
@@ -171,15 +210,52 @@ func (c *compiled) findCandidates(enc []byte, m *matcher) {
 	}
 }
 
-// matchView finds every rule's matches in one view's encoded text, exactly
-// as String.prototype.matchAll would on the view's text (SPEC section 2),
-// and calls emit for each. enc holds one alphabet byte per unit; m.seen
-// must hold the view's required literals (findLiterals). ascii says the
-// view's text is all ASCII.
-//
-// encode makes the view's encoded text; it is called only when some rule
-// can match, which for most texts is never.
-func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource, m *matcher, emit func(rule, start, end int)) {
+// appendOccurrences appends where prefix p (alphabet bytes) occurs in v.
+// When one byte reads as p's first, memchr finds the places to check;
+// otherwise the view's encoded bytes are searched.
+func (c *compiled) appendOccurrences(dst []int32, v *view, p []byte) []int32 {
+	first := c.preimage[v.kind][p[0]]
+	switch first {
+	case noPreimage:
+		return dst
+	case manyPreimages:
+		enc := v.encoded()
+		for from := 0; ; {
+			k := bytes.Index(enc[from:], p)
+			if k < 0 {
+				return dst
+			}
+			dst = append(dst, int32(from+k))
+			from += k + 1
+		}
+	}
+	tab, src := c.viewTabs[v.kind], v.src
+	for from := 0; ; {
+		k := bytes.IndexByte(src[from:], byte(first))
+		if k < 0 || from+k+len(p) > len(src) {
+			return dst
+		}
+		at := from + k
+		ok := true
+		for j := 1; j < len(p); j++ {
+			if tab[src[at+j]] != p[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			dst = append(dst, int32(at))
+		}
+		from = at + 1
+	}
+}
+
+// matchView finds every rule's matches in one view, exactly as
+// String.prototype.matchAll would on the view's text (SPEC section 2), and
+// calls emit for each. m.seen must hold the view's required literals
+// (findLiterals).
+func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rule, start, end int)) {
+	ascii := v.kind != viewEncoded
 	// Only the rules of the literals present can be active.
 	maybe := append(m.maybe[:0], c.unconditional...)
 	m.maybe = maybe
@@ -209,9 +285,8 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 	if !any {
 		return
 	}
-	enc := encode()
-	n := len(enc)
-	c.findCandidates(enc, m)
+	n := len(v.src)
+	c.findCandidates(&v, m)
 	for w, word := range maybe {
 		for ; word != 0; word &= word - 1 {
 			i := w<<6 | bits.TrailingZeros64(word)
@@ -228,17 +303,17 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 				}
 				budget := 4*n + 256
 				if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
-					r.maxLen < 0 && r.runBounded && m.windows(r, enc, cands, budget) ||
+					r.maxLen < 0 && r.runBounded && m.windows(r, v.src, c.viewTabs[v.kind], cands, budget) ||
 					r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
 					anch0, anchN := m.dfaCaches(c, i)
-					matchAnchored(r, anch0, anchN, enc, cands, m.ends, func(s, e int) { emit(i, s, e) })
+					matchAnchored(r, anch0, anchN, v.src, v.kind, cands, m.ends, func(s, e int) { emit(i, s, e) })
 				} else {
 					// Too many places to try one by one: one linear pass
 					// from the first place a match can start.
-					matchScan(r, enc, int(cands[0]), func(s, e int) { emit(i, s, e) })
+					matchScan(r, v.encoded(), int(cands[0]), func(s, e int) { emit(i, s, e) })
 				}
 			default:
-				matchScan(r, enc, 0, func(s, e int) { emit(i, s, e) })
+				matchScan(r, v.encoded(), 0, func(s, e int) { emit(i, s, e) })
 			}
 		}
 	}
@@ -247,8 +322,8 @@ func (c *compiled) matchView(encode func() []byte, ascii bool, units unitSource,
 // matchAnchored tries the pattern at each candidate start in order. Every
 // match starts at a candidate, so the first candidate at or after the
 // cursor where the anchored pattern matches is the next leftmost match.
-func matchAnchored(r *rule, anch0, anchN *dfaCache, enc []byte, cands []int32, ends []int32, emit func(s, e int)) {
-	n := len(enc)
+func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, ends []int32, emit func(s, e int)) {
+	n := len(src)
 	cursor := 0
 	for k, c := range cands {
 		p := int(c)
@@ -265,11 +340,11 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, enc []byte, cands []int32, e
 		}
 		var end int
 		if p == 0 {
-			if end = anch0.end(enc[:win]); end < 0 {
+			if end = anch0.end(src[:win], kind); end < 0 {
 				continue
 			}
 		} else {
-			if end = anchN.end(enc[p-1 : win]); end < 0 {
+			if end = anchN.end(src[p-1:win], kind); end < 0 {
 				continue
 			}
 			end += p - 1
@@ -287,13 +362,13 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, enc []byte, cands []int32, e
 // outside the runs (so the unit after a longest match is inside too). It
 // gives up, so that the caller makes one linear pass instead, when the
 // windows add up to more than budget.
-func (m *matcher) windows(r *rule, enc []byte, cands []int32, budget int) bool {
+func (m *matcher) windows(r *rule, src []byte, tab *[256]byte, cands []int32, budget int) bool {
 	m.ends = m.ends[:0]
-	n := len(enc)
+	n := len(src)
 	for _, c := range cands {
 		q, other := int(c), 0
 		for q < n && other <= r.maxOther {
-			if !r.runBytes[enc[q]] {
+			if !r.runBytes[tab[src[q]]&127] {
 				other++
 			}
 			q++

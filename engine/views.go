@@ -66,9 +66,9 @@ func (e *Engine) collect(st *scanState) {
 		return dst
 	}
 
-	// The original view. An ASCII text is searched for keywords as it is
-	// (the automaton maps its bytes); the encoded copy that the patterns
-	// run on is only made when a rule can match.
+	// The original view. An ASCII text is read as it is (the automata and
+	// DFAs map its bytes); an encoded copy is only made for a rule that
+	// Go's regexp must run over the whole text.
 	var flags uint8
 	var enc []byte
 	if t.ascii {
@@ -78,7 +78,7 @@ func (e *Engine) collect(st *scanState) {
 			mapBytes(st.enc, t.raw, &c.ascii)
 			return st.enc
 		}
-		c.matchView(encode, true, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+		c.matchView(view{src: t.raw, kind: viewASCII, encode: encode}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	} else {
 		st.enc = grow(st.enc, n)
 		enc = st.enc
@@ -95,12 +95,18 @@ func (e *Engine) collect(st *scanState) {
 			flags |= unitFlags[b]
 		}
 		c.findLiterals(enc, st.m)
-		c.matchView(func() []byte { return enc }, false, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+		c.matchView(view{src: enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	}
 
 	if flags&fLeet != 0 {
+		var v view
 		if t.ascii {
 			findLiteralsNear(c, t.raw, &c.colLeet, t.raw, st.m)
+			v = view{src: t.raw, kind: viewLeet, encode: func() []byte {
+				st.enc2 = grow(st.enc2, n)
+				mapBytes(st.enc2, t.raw, &c.asciiLeet)
+				return st.enc2
+			}}
 		} else {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
@@ -112,13 +118,7 @@ func (e *Engine) collect(st *scanState) {
 				}
 			}
 			findLiteralsNear(c, enc2, &c.ac.col, t.units, st.m)
-		}
-		encodeLeet := func() []byte {
-			if t.ascii {
-				st.enc2 = grow(st.enc2, n)
-				mapBytes(st.enc2, t.raw, &c.asciiLeet)
-			}
-			return st.enc2
+			v = view{src: enc2}
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
@@ -130,7 +130,7 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
-		c.matchView(encodeLeet, t.ascii, leetUnits, st.m, func(rule, s, end int) {
+		c.matchView(v, leetUnits, st.m, func(rule, s, end int) {
 			for i := s; i < end; i++ {
 				if isLeet(t.at(i)) {
 					emit(vLeet, rule, s, end)
@@ -154,7 +154,7 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.findLiterals(enc2, st.m)
-		c.matchView(func() []byte { return enc2 }, false, pctUnits, st.m, func(rule, s, end int) {
+		c.matchView(view{src: enc2}, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
 			}
