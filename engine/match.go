@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"slices"
 )
@@ -133,20 +134,62 @@ func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *[128]int, 
 	reach := c.ac.ov + 1 // the longest literal
 	n := len(view)
 	src = src[:n]
-	for i := 0; i < n; i++ {
-		if !isLeet(src[i]) {
-			continue
-		}
+	for i := nextLeet(src, 0); i < n; {
 		lo, hi := max(0, i-reach+1), min(n, i+reach)
 		// Extend the window over further marked positions within reach.
-		for j := i + 1; j < hi; j++ {
-			if isLeet(src[j]) {
-				hi = min(n, j+reach)
-			}
+		for j := nextLeet(src[:hi], i+1); j < hi; j = nextLeet(src[:hi], j+1) {
+			hi = min(n, j+reach)
 		}
 		c.ac.scan(view[lo:hi], col, m.seen)
-		i = hi - 1
+		i = nextLeet(src, hi)
 	}
+}
+
+// nextLeet returns the index of the first leetspeak character of src at or
+// after i, or len(src).
+func nextLeet[U byte | uint16](src []U, i int) int {
+	if b, ok := any(src).([]byte); ok {
+		return nextLeetByte(b, i)
+	}
+	for ; i < len(src); i++ {
+		if isLeet(src[i]) {
+			return i
+		}
+	}
+	return len(src)
+}
+
+// nextLeetByte is nextLeet for bytes, eight at a time where it can: digits
+// are common enough that a byte loop was most of the leetspeak view's work
+// on chat bodies.
+func nextLeetByte(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs } // a byte of x is 0
+	for i < len(b) {
+		if i+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[i:])
+			// '0' to '7', '@' or '$' in some byte: the leetspeak characters
+			// and two more, '2' and '6', which the byte loop turns down.
+			if zero(v&(ones*0xF8)^(ones*'0'))|zero(v^(ones*'@'))|zero(v^(ones*'$')) == 0 {
+				i += 8
+				continue
+			}
+			for end := i + 8; i < end; i++ {
+				if isLeet(b[i]) {
+					return i
+				}
+			}
+			continue
+		}
+		if isLeet(b[i]) {
+			return i
+		}
+		i++
+	}
+	return len(b)
 }
 
 func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }

@@ -53,3 +53,37 @@ func FuzzFindTokens(f *testing.F) {
 	f.Add([]byte("0123456789abcdef 0123456789abcde-_ QUJDREVGR0hJSktMTU5PUA"))
 	f.Fuzz(func(t *testing.T, text []byte) { checkTokens(t, text) })
 }
+
+// TestNextLeetByte: the byte path, which skips words eight bytes at a
+// time, finds what the unit path finds, from every start, on texts of
+// every byte value and on texts where each leetspeak character is alone
+// among letters.
+func TestNextLeetByte(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var texts [][]byte
+	for range 300 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		texts = append(texts, b)
+	}
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte("abcdefghijklmnopq")
+			b[at] = byte(c)
+			texts = append(texts, b)
+		}
+	}
+	for _, text := range texts {
+		units := make([]uint16, len(text))
+		for i, b := range text {
+			units[i] = uint16(b)
+		}
+		for i := range len(text) + 1 {
+			if got, want := nextLeetByte(text, i), nextLeet(units, i); got != want {
+				t.Fatalf("%q from %d: %d, unit by unit %d", text, i, got, want)
+			}
+		}
+	}
+}
