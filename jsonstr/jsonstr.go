@@ -205,8 +205,9 @@ func Canonical(lit []byte, html bool) bool {
 	s := lit[1 : len(lit)-1]
 	for i := 0; i < len(s); {
 		// The literal is valid, so a raw '"' or control byte cannot be in
-		// it: mayEscape stops at '\\' and non-ASCII bytes.
-		for i+8 <= len(s) && !mayEscape(binary.LittleEndian.Uint64(s[i:])) && !(html && mayBeHTML(binary.LittleEndian.Uint64(s[i:]))) {
+		// it: only '\\', non-ASCII bytes and, with html, '<', '>' and '&'
+		// stop the skip.
+		for i+8 <= len(s) && !mayBreakCanonical(binary.LittleEndian.Uint64(s[i:]), html) {
 			i += 8
 		}
 		if i >= len(s) {
@@ -360,6 +361,22 @@ func mayEscape(v uint64) bool {
 	q := v ^ (ones * '"')
 	bs := v ^ (ones * '\\')
 	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
+}
+
+// mayBreakCanonical reports whether word v may hold a byte Canonical must
+// look at (no false negatives; false positives sit above a true hit).
+func mayBreakCanonical(v uint64, html bool) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// x-ones sets a byte's high bit where x's byte is 0 (+ and | share a
+	// precedence level in Go: every term is parenthesized).
+	t := v | ((v ^ (ones * '\\')) - ones)
+	if html {
+		t |= ((v ^ (ones * '<')) - ones) | ((v ^ (ones * '>')) - ones) | ((v ^ (ones * '&')) - ones)
+	}
+	return t&highs != 0
 }
 
 // mayBeHTML reports whether word v may hold '<', '>' or '&' (no false
