@@ -28,7 +28,7 @@
 //     words occur (for IO-1: one of ignore/disregard/... and one of
 //     instruction/prompt/...; words under four letters only when a rule has
 //     nothing better). A rule whose words are absent costs nothing; for most
-//     texts that is every rule, and the view is then never even encoded.
+//     texts that is every rule.
 //     The pass is a DFA of one table load per byte; a long text is cut in
 //     four overlapping quarters stepped together, because one chain of
 //     dependent loads leaves the processor waiting on each.
@@ -39,6 +39,16 @@
 //     When those windows would add up to more than a few passes over the
 //     text, one linear unanchored search is made instead, so the time stays
 //     linear.
+//   - The anchored tries run on a DFA built lazily from the program Go's
+//     regexp compiles for the same expression, following its Pike VM's
+//     thread order so that it ends where FindIndex ends (dfa.go). Go's
+//     backtracker, which regexp uses on short inputs, spent tens of
+//     nanoseconds a unit in the counted repetitions of IO-1 and WD-1; a
+//     cached DFA state costs one table load.
+//   - An ASCII text (most texts) is never copied into alphabet bytes: the
+//     automata and DFAs read its own bytes through tables composed with
+//     the alphabet, as it is or through the leetspeak folding. Only a rule
+//     that needs the linear unanchored search gets an encoded copy.
 //   - Views that cannot report are not built: the leetspeak view needs a
 //     leetspeak character and is searched for words only near them, the
 //     percent view needs a %XX, the base64 view a 16-character run.
