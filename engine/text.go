@@ -51,6 +51,11 @@ func (t *text) byteOffset(i int) int {
 // decodeText decodes it, to off.
 func appendOffsets(off []int32, raw []byte) []int32 {
 	for i := 0; i < len(raw); {
+		if i+8 <= len(raw) && binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 == 0 {
+			off = append(off, int32(i), int32(i+1), int32(i+2), int32(i+3), int32(i+4), int32(i+5), int32(i+6), int32(i+7))
+			i += 8
+			continue
+		}
 		off = append(off, int32(i))
 		if raw[i] < utf8.RuneSelf {
 			i++
@@ -98,6 +103,16 @@ func decodeText(raw []byte, t *text) {
 	units := grow(t.units, len(raw))
 	k := 0
 	for i := 0; i < len(raw); {
+		// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
+		if i+8 <= len(raw) {
+			if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
+				u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
+				u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
+				u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
+				i, k = i+8, k+8
+				continue
+			}
+		}
 		b := raw[i]
 		if b < utf8.RuneSelf {
 			units[k] = uint16(b)

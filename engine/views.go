@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"unicode/utf8"
@@ -83,17 +84,11 @@ func (e *Engine) collect(st *scanState) {
 		st.enc = grow(st.enc, n)
 		enc = st.enc
 		if c.alphabet != nil {
-			tab := &c.alphabet.Byte
-			for i, u := range t.units[:n] {
-				enc[i] = tab[u]
-			}
+			encodeUnits(enc, t.units[:n], &c.alphabet.Byte)
 		} else {
 			clear(enc)
 		}
-		// The units below 128 are the text's ASCII bytes.
-		for _, b := range t.raw {
-			flags |= unitFlags[b]
-		}
+		flags = rawFlags(t.raw)
 		c.findLiterals(enc, st.m)
 		c.matchView(view{src: enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	}
@@ -163,6 +158,39 @@ func (e *Engine) collect(st *scanState) {
 
 	if flags&fB64 != 0 {
 		e.base64View(st, emit)
+	}
+}
+
+// rawFlags is the union of unitFlags over a text's units, from its bytes
+// (the units below 128 are its ASCII bytes): a search for each flag's
+// characters, each faster than a loop over the bytes.
+func rawFlags(raw []byte) uint8 {
+	var f uint8
+	if nextLeetByte(raw, 0) < len(raw) {
+		f |= fLeet
+	}
+	if bytes.IndexByte(raw, '%') >= 0 {
+		f |= fPct
+	}
+	for _, b := range raw {
+		if unitFlags[b]&fB64 != 0 {
+			f |= fB64
+			break
+		}
+	}
+	return f
+}
+
+// encodeUnits sets dst[i] to tab[units[i]]; dst is as long as units.
+func encodeUnits(dst []byte, units []uint16, tab *[1 << 16]byte) {
+	dst = dst[:len(units)]
+	for len(units) >= 4 {
+		d, u := dst[:4:4], units[:4:4]
+		d[0], d[1], d[2], d[3] = tab[u[0]], tab[u[1]], tab[u[2]], tab[u[3]]
+		dst, units = dst[4:], units[4:]
+	}
+	for i, u := range units {
+		dst[i] = tab[u]
 	}
 }
 
