@@ -2,7 +2,7 @@ package engine
 
 import "regexp/syntax"
 
-// Go's regexp runs a rule's anchored form at each candidate with its
+// Go's regexp would run a rule's anchored form at each candidate with its
 // backtracker, which costs tens of nanoseconds a unit on patterns such as
 // IO-1 (`\b(ignore|…)\b[^.\n]{0,40}\b(previous|…)\b…`): each counted
 // repetition is dozens of instructions to try at each unit. A DFA pays one
@@ -15,7 +15,9 @@ import "regexp/syntax"
 // The states a text needs are made as it needs them and kept for the next
 // text in a per-matcher cache with a bounded size; a full cache starts
 // over. A new state costs one pass over the program, as a step of the
-// Pike VM does, so the time stays linear in the text's length.
+// Pike VM does, so the time stays linear in the text's length. The bound
+// keeps a hostile text from growing every cache of every pooled matcher:
+// the three corpora need at most about 180 states of any form.
 
 // anchoredDFA is the immutable part of the DFA of one `\A`-anchored
 // expression: its program and the classes of bytes it cannot tell apart.
@@ -146,8 +148,10 @@ const (
 	dfaStart   = 1       // the program's start at the start of the text
 	dfaMatched = 1 << 30 // in a transition: a match ends before the byte
 	dfaUnknown = -1      // a transition not computed yet
-	// dfaCacheBytes bounds one cache's transition table.
-	dfaCacheBytes = 256 << 10
+	// A cache holds at most dfaMaxStates states and dfaMaxThreads threads
+	// in all (for a stride of 30 classes, some 60 KiB of transitions).
+	dfaMaxStates  = 512
+	dfaMaxThreads = 16 << 10
 )
 
 // dfaCache holds the states of one anchoredDFA that texts have needed.
@@ -172,7 +176,7 @@ type dfaCache struct {
 // newDFACache makes an empty cache of d's states for views read through
 // tabs (compiled.viewTabs).
 func newDFACache(d *anchoredDFA, tabs *[3]*[256]byte) *dfaCache {
-	c := &dfaCache{d: d, maxStates: max(8, dfaCacheBytes/4/d.stride), seen: make([]uint32, len(d.prog.Inst))}
+	c := &dfaCache{d: d, maxStates: dfaMaxStates, seen: make([]uint32, len(d.prog.Inst))}
 	for kind, tab := range tabs {
 		for b := range 256 {
 			c.class[kind][b] = d.class[tab[b]]
@@ -292,7 +296,7 @@ func (c *dfaCache) step(s int32, cls int) int32 {
 		if r == '\n' {
 			after |= prevNewline
 		}
-		if len(c.prev) >= c.maxStates {
+		if len(c.prev) >= c.maxStates || len(c.pcs)+len(c.next) > dfaMaxThreads {
 			// Full: start over, keeping the state being entered; the
 			// transition just computed is not stored.
 			next := append([]uint32(nil), c.next...)

@@ -77,6 +77,9 @@ func TestDFAMatchesRegexp(t *testing.T) {
 					if got := tiny.end(tx.src[p:], tx.kind); got != want {
 						t.Fatalf("rule %s form %d at %d of %q (view %d): DFA (tiny cache) end %d, regexp %d", r.id, form, p, tx.src, tx.kind, got, want)
 					}
+					if len(tiny.prev) > tiny.maxStates || len(roomy.prev) > roomy.maxStates || len(roomy.pcs) > dfaMaxThreads {
+						t.Fatalf("rule %s form %d: caches past their bounds: %d and %d states, %d threads", r.id, form, len(tiny.prev), len(roomy.prev), len(roomy.pcs))
+					}
 				}
 			}
 		}
