@@ -294,8 +294,8 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 		return out, err
 	}
 	b.members = members
-	var text, lit []byte
-	isB64, found := false, false
+	var text, textLit []byte
+	isB64, found, canonical := false, false, false
 	for _, m := range members {
 		switch string(m.key) {
 		case "text", "text_base64":
@@ -305,8 +305,8 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 			// splitObject has checked the literal. Without escapes the
 			// text is a slice of line itself.
 			var copied bool
-			lit = m.value
-			if text, copied = jsonstr.DecodeValid(b.text, lit); copied {
+			textLit = m.value
+			if _, text, copied, canonical = jsonstr.DecodeAt(b.text, textLit, 0, true); copied {
 				b.text = text[:0] // keep the grown buffer for the next line
 			}
 			if string(m.key) == "text_base64" {
@@ -332,10 +332,10 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 		out = append(out, ',')
 	}
 	out = append(out, `"result":`...)
-	if !isB64 && len(res.Matches) == 0 && jsonstr.Canonical(lit, true) {
+	if !isB64 && len(res.Matches) == 0 && canonical {
 		// The sanitized copy is the text, and the line wrote it as the
 		// answer would: copy the literal rather than encode it again.
-		out = engine.AppendJSONQuoted(out, res, lit)
+		out = engine.AppendJSONQuoted(out, res, textLit)
 	} else {
 		out = engine.AppendJSON(out, res, isB64)
 	}

@@ -27,7 +27,7 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 
 // AppendJSONQuoted is AppendJSON with r.Sanitized given as the JSON string
 // literal quoted, which must be what jsonstr.Append writes for it
-// (jsonstr.Canonical says when a literal is): a caller that read the text
+// (jsonstr.DecodeAt says when a literal is): a caller that read the text
 // as that literal and got it back unchanged copies it instead of encoding
 // the text again.
 func AppendJSONQuoted(dst []byte, r Result, quoted []byte) []byte {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -198,62 +199,147 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// Canonical reports whether the valid literal lit (End found it) is byte
-// for byte what Append writes for its value: then a caller that would
-// decode lit and write the value back unchanged can copy lit instead.
-func Canonical(lit []byte, html bool) bool {
-	s := lit[1 : len(lit)-1]
-	for i := 0; i < len(s); {
-		// The literal is valid, so a raw '"' or control byte cannot be in
-		// it: only '\\', non-ASCII bytes and, with html, '<', '>' and '&'
-		// stop the skip.
-		for i+8 <= len(s) && !mayBreakCanonical(binary.LittleEndian.Uint64(s[i:]), html) {
-			i += 8
+// DecodeAt reads the JSON string literal that starts at b[i] (a '"') in
+// one pass, as End, DecodeValid and Canonical would in three: it returns
+// the index just past the literal (-1 when there is no valid literal there,
+// as for End), the literal's value (a slice of b when it has no escape and
+// is valid UTF-8, else appended to dst[:0]; copied says which), and whether
+// the literal is canonical: byte for byte what Append(value, html) writes,
+// so that a caller that would write the value back unchanged can copy the
+// literal instead.
+func DecodeAt(dst, b []byte, i int, html bool) (end int, v []byte, copied, canonical bool) {
+	if i >= len(b) || b[i] != '"' {
+		return -1, nil, false, false
+	}
+	start := i + 1
+	run := start // once copying, b[run:j] is still to be appended
+	canonical = true
+	checkHTML := html // until the first '<', '>' or '&'
+	for j := start; ; {
+		if j = nextStop(b, j, checkHTML); j >= len(b) {
+			return -1, nil, false, false
 		}
-		if i >= len(s) {
-			break
-		}
-		switch c := s[i]; {
+		switch c := b[j]; {
+		case c == '"':
+			if !copied {
+				return j + 1, b[start:j], false, canonical
+			}
+			return j + 1, append(dst, b[run:j]...), true, canonical
 		case c == '\\':
-			switch s[i+1] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				i += 2
-				continue
-			case 'u':
-			default:
-				return false // \/
+			if !copied {
+				dst, copied = dst[:0], true
 			}
-			v := rune(0)
-			for _, h := range s[i+2 : i+6] {
-				switch {
-				case h >= '0' && h <= '9':
-					v = v<<4 | rune(h-'0')
-				case h >= 'a' && h <= 'f':
-					v = v<<4 | rune(h-'a'+10)
-				default:
-					return false // Append writes lower-case hex
-				}
+			dst = append(dst, b[run:j]...)
+			var ok bool
+			if j, dst, ok = unescape(dst, b, j, html, &canonical); !ok {
+				return -1, nil, false, false
 			}
-			// The code points Append writes as \u escapes.
-			if !(v < 0x20 && !shortEscape[v] ||
-				html && (v == '<' || v == '>' || v == '&') || v == '\u2028' || v == '\u2029') {
-				return false
-			}
-			i += 6
-		case c < utf8.RuneSelf:
-			if html && (c == '<' || c == '>' || c == '&') {
-				return false
-			}
-			i++
+			run = j
+		case c < 0x20:
+			return -1, nil, false, false
+		case c < utf8.RuneSelf: // '<', '>' or '&'
+			canonical, checkHTML = false, false
+			j++
 		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				return false
+			// A run of non-ASCII characters (a script other than Latin)
+			// is read here, not one nextStop call a character.
+			for j < len(b) && b[j] >= utf8.RuneSelf {
+				r, size := utf8.DecodeRune(b[j:])
+				if r == utf8.RuneError && size == 1 {
+					if !copied {
+						dst, copied = dst[:0], true
+					}
+					dst = append(append(dst, b[run:j]...), "\uFFFD"...)
+					run = j + 1
+				}
+				if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+					canonical = false
+				}
+				j += size
 			}
-			i += size
 		}
 	}
-	return true
+}
+
+// unescape appends the value of the escape at b[j] (a backslash) to dst as
+// Unquote does, checking it as End does, and clears canonical unless Append
+// writes it so; it returns the index after it.
+func unescape(dst, b []byte, j int, html bool, canonical *bool) (int, []byte, bool) {
+	if j+1 >= len(b) {
+		return 0, nil, false
+	}
+	switch e := b[j+1]; e {
+	case '"', '\\':
+		return j + 2, append(dst, e), true
+	case '/':
+		*canonical = false
+		return j + 2, append(dst, '/'), true
+	case 'b', 'f', 'n', 'r', 't':
+		return j + 2, append(dst, "\b\f\n\r\t"[strings.IndexByte("bfnrt", e)]), true
+	case 'u':
+	default:
+		return 0, nil, false
+	}
+	if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
+		return 0, nil, false
+	}
+	r := hex4(b[j+2:])
+	if *canonical && !canonicalEscape(b[j+2:j+6], r, html) {
+		*canonical = false
+	}
+	j += 6
+	if r >= 0xD800 && r < 0xE000 {
+		// As Unquote: a high surrogate and an escaped low one are one
+		// character; anything else is U+FFFD for this unit. Append writes
+		// neither as an escape.
+		*canonical = false
+		if r < 0xDC00 && j+6 <= len(b) && b[j] == '\\' && b[j+1] == 'u' && isHex4(b[j+2:j+6]) {
+			if r2 := hex4(b[j+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
+				return j + 6, utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00)), true
+			}
+		}
+		r = utf8.RuneError
+	}
+	return j, utf8.AppendRune(dst, r), true
+}
+
+// canonicalEscape reports whether Append writes code point r as the \u
+// escape with hex digits h.
+func canonicalEscape(h []byte, r rune, html bool) bool {
+	for _, c := range h {
+		if c >= 'A' && c <= 'F' {
+			return false // Append writes lower-case hex
+		}
+	}
+	return r < 0x20 && !shortEscape[r] || html && (r == '<' || r == '>' || r == '&') || r == '\u2028' || r == '\u2029'
+}
+
+// nextStop returns the index of the first byte at or after j that DecodeAt
+// must look at ('"', '\\', a control byte, a non-ASCII byte and, with html,
+// '<', '>' and '&'), or len(b). The SWAR test is exact for its lowest
+// byte, as in Plain.
+func nextStop(b []byte, j int, html bool) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for j+8 <= len(b) {
+		v := binary.LittleEndian.Uint64(b[j:])
+		t := (v - ones*0x20) | ((v ^ (ones * '"')) - ones) | ((v ^ (ones * '\\')) - ones)
+		if html {
+			t |= ((v ^ (ones * '<')) - ones) | ((v ^ (ones * '>')) - ones) | ((v ^ (ones * '&')) - ones)
+		}
+		if m := t&^v&highs | v&highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
+	}
+	for ; j < len(b); j++ {
+		if c := b[j]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf || html && (c == '<' || c == '>' || c == '&') {
+			return j
+		}
+	}
+	return j
 }
 
 // shortEscape marks the control characters Append writes as \b, \f, \n,
@@ -361,22 +447,6 @@ func mayEscape(v uint64) bool {
 	q := v ^ (ones * '"')
 	bs := v ^ (ones * '\\')
 	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
-}
-
-// mayBreakCanonical reports whether word v may hold a byte Canonical must
-// look at (no false negatives; false positives sit above a true hit).
-func mayBreakCanonical(v uint64, html bool) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// x-ones sets a byte's high bit where x's byte is 0 (+ and | share a
-	// precedence level in Go: every term is parenthesized).
-	t := v | ((v ^ (ones * '\\')) - ones)
-	if html {
-		t |= ((v ^ (ones * '<')) - ones) | ((v ^ (ones * '>')) - ones) | ((v ^ (ones * '&')) - ones)
-	}
-	return t&highs != 0
 }
 
 // mayBeHTML reports whether word v may hold '<', '>' or '&' (no false

@@ -33,18 +33,44 @@ func FuzzDecode(f *testing.F) {
 		if a := Append(nil, want, true); string(a) != string(m) {
 			t.Fatalf("Append(%q, html) = %s, encoding/json %s", want, a, m)
 		}
-		// Canonical says exactly when tok is what Append writes.
-		for _, html := range []bool{true, false} {
-			if c, same := Canonical(tok, html), string(Append(nil, want, html)) == string(tok); c != same {
-				t.Fatalf("Canonical(%s, html=%v) = %v; Append writes it: %v", tok, html, c, same)
-			}
-		}
+
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
 		enc.Encode(want)
 		if a := Append(nil, want, false); string(a) != string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))) {
 			t.Fatalf("Append(%q) = %s, encoding/json %s", want, a, b.Bytes())
+		}
+	})
+}
+
+// FuzzDecodeAt: the one-pass reader agrees with End and DecodeValid on
+// where a literal ends, its value and whether it was copied, and says it is
+// canonical exactly when Append writes the value back as the literal, with
+// and without HTML escaping.
+func FuzzDecodeAt(f *testing.F) {
+	for _, s := range []string{`"abc" tail`, `"a\nb\"c\\" x`, `"\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"\u00e9\/"`,
+		`"bad\q"`, `"ctl` + "\x01" + `"`, `"\ud83d\u0041"`, `"`, `"<a&b>\u2028"`, `"\u003c\u0026\u001f\u0008 \u2029"`,
+		`"abcdefghijklmnop\"qrstuvwxyz0123456789"`, "\"é€😀 \xe2\x80\xa8 plain\"", `"\uD83D\uDE00\u00E9"`, `"\ud83d\uzzzz"`, `"a\/b"`, `no quote`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, html := range []bool{true, false} {
+			end, v, copied, canonical := DecodeAt([]byte("scratch"), b, 0, html)
+			if want := End(b, 0); end != want {
+				t.Fatalf("%q: end %d, End %d", b, end, want)
+			}
+			if end < 0 {
+				continue
+			}
+			lit := b[:end]
+			wantV, wantCopied := DecodeValid(nil, lit)
+			if string(v) != string(wantV) || copied != wantCopied {
+				t.Fatalf("%q: value %q copied %v, DecodeValid %q %v", lit, v, copied, wantV, wantCopied)
+			}
+			if same := string(Append(nil, string(wantV), html)) == string(lit); canonical != same {
+				t.Fatalf("%q (html %v): canonical %v; Append writes it back: %v", lit, html, canonical, same)
+			}
 		}
 	})
 }
