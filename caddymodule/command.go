@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/promptwall/promptwall/engine"
-	"github.com/promptwall/promptwall/jsonstr"
 	"github.com/promptwall/promptwall/rulebook"
 )
 
@@ -289,7 +288,7 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	if line == nil {
 		return out, nil
 	}
-	members, err := splitObject(line, b.members[:0])
+	members, err := splitObject(line, b.members[:0], &b.text)
 	if err != nil {
 		return out, err
 	}
@@ -297,24 +296,17 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	var text, textLit []byte
 	isB64, found, canonical := false, false, false
 	for _, m := range members {
-		switch string(m.key) {
-		case "text", "text_base64":
+		if isText(m.key) {
 			if len(m.value) == 0 || m.value[0] != '"' {
 				return out, fmt.Errorf("%q must be a string", m.key)
 			}
-			// splitObject has checked the literal. Without escapes the
-			// text is a slice of line itself.
-			var copied bool
-			textLit = m.value
-			if _, text, copied, canonical = jsonstr.DecodeAt(b.text, textLit, 0, true); copied {
-				b.text = text[:0] // keep the grown buffer for the next line
-			}
-			if string(m.key) == "text_base64" {
-				if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
-					return out, fmt.Errorf("text_base64: %w", err)
-				}
-			}
+			text, textLit, canonical = m.text, m.value, m.canonical
 			isB64, found = string(m.key) == "text_base64", true
+		}
+	}
+	if isB64 {
+		if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
+			return out, fmt.Errorf("text_base64: %w", err)
 		}
 	}
 	if !found {
@@ -323,7 +315,7 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	res := eng.Scan(text)
 	out = append(out, '{')
 	for _, m := range members {
-		if k := string(m.key); k == "text" || k == "text_base64" {
+		if isText(m.key) {
 			continue
 		}
 		out = append(out, m.rawKey...)

@@ -13,6 +13,12 @@ type member struct {
 	key    []byte // decoded: a slice of the line unless the key has escapes
 	rawKey []byte // the key as written, quotes included
 	value  []byte // the value's bytes, valid JSON (a string literal is checked)
+	// For a string under a key isText names: its value (a slice of the line
+	// or of the buffer splitObject was given) and whether the literal is
+	// encoding/json's own form of it (jsonstr.DecodeAt). The texts are read
+	// while the line is split, in the same pass that finds their end.
+	text      []byte
+	canonical bool
 }
 
 var (
@@ -23,9 +29,11 @@ var (
 // splitObject splits a JSON object into its top-level members, keeping each
 // member's bytes so that fields the command does not read are passed on
 // exactly (numbers beyond float64 precision included). It accepts exactly
-// the objects encoding/json accepts: strings are checked by jsonstr.End,
-// other values by json.Valid. The members are appended to out.
-func splitObject(b []byte, out []member) ([]member, error) {
+// the objects encoding/json accepts: strings are checked by jsonstr.End or
+// DecodeAt, other values by json.Valid. The members are appended to out. A
+// text that must be copied (it has escapes) goes into *textBuf, grown as
+// needed; should the line hold several, only the last one's text is kept.
+func splitObject(b []byte, out []member, textBuf *[]byte) ([]member, error) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		if json.Valid(b) {
@@ -49,7 +57,17 @@ func splitObject(b []byte, out []member) ([]member, error) {
 			}
 			i = skipSpace(b, i+1)
 			vs := i
-			if i < len(b) && b[i] == '"' {
+			var text []byte
+			canonical := false
+			if i < len(b) && b[i] == '"' && isText(key) {
+				var copied bool
+				if i, text, copied, canonical = jsonstr.DecodeAt(*textBuf, b, i, true); i < 0 {
+					return nil, errInvalid
+				}
+				if copied {
+					*textBuf = text[:0] // keep the grown buffer for the next line
+				}
+			} else if i < len(b) && b[i] == '"' {
 				if i = jsonstr.End(b, i); i < 0 {
 					return nil, errInvalid
 				}
@@ -59,7 +77,7 @@ func splitObject(b []byte, out []member) ([]member, error) {
 					return nil, errInvalid
 				}
 			}
-			out = append(out, member{key: key, rawKey: rawKey, value: bytes.TrimRight(b[vs:i], " \t\r\n")})
+			out = append(out, member{key: key, rawKey: rawKey, value: bytes.TrimRight(b[vs:i], " \t\r\n"), text: text, canonical: canonical})
 			i = skipSpace(b, i)
 			if i < len(b) && b[i] == ',' {
 				i = skipSpace(b, i+1)
@@ -77,6 +95,9 @@ func splitObject(b []byte, out []member) ([]member, error) {
 	}
 	return out, nil
 }
+
+// isText says whether a member's key names the text to scan.
+func isText(key []byte) bool { return string(key) == "text" || string(key) == "text_base64" }
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
