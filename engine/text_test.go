@@ -75,3 +75,29 @@ func TestRawFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHasPctEscape: the byte search finds a %XX escape exactly when the
+// percent view's own test finds one among the units.
+func TestHasPctEscape(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	const alphabet = "%%%4aF0g é\xff"
+	var tx text
+	var p pctView
+	for range 5000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		decodeText(b, &tx)
+		want := false
+		for i := 0; i+2 < tx.len(); i++ {
+			want = want || tx.at(i) == '%' && isHex(tx.at(i+1)) && isHex(tx.at(i+2))
+		}
+		if got := hasPctEscape(b); got != want {
+			t.Fatalf("%q: %v, want %v", b, got, want)
+		}
+		if got := p.build(&tx); got != want {
+			t.Fatalf("%q: build %v, want %v", b, got, want)
+		}
+	}
+}

@@ -247,6 +247,9 @@ func unhex(u uint16) byte {
 // build makes the view; it reports false when t holds no escape, since
 // the view can then report nothing.
 func (p *pctView) build(t *text) bool {
+	if !hasPctEscape(t.raw) {
+		return false // a lone '%' ("50%") makes no view
+	}
 	n := t.len()
 	p.units, p.from, p.to = p.units[:0], p.from[:0], p.to[:0]
 	p.escBefore = append(p.escBefore[:0], 0)
@@ -284,6 +287,20 @@ func (p *pctView) build(t *text) bool {
 		}
 	}
 	return any
+}
+
+// hasPctEscape reports whether raw holds a %XX escape. '%' and hex digits
+// are ASCII, so the text's bytes show it as its units would.
+func hasPctEscape(raw []byte) bool {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(raw[i:], '%')
+		if k < 0 {
+			return false
+		}
+		if i += k; i+2 < len(raw) && isHex(uint16(raw[i+1])) && isHex(uint16(raw[i+2])) {
+			return true
+		}
+	}
 }
 
 func (p *pctView) push(u uint16, from, to int32, esc *int32) {
