@@ -74,21 +74,9 @@ func Plain(b []byte, i int) int {
 	return i
 }
 
-// Decode returns the value of the JSON string literal lit (quotes
-// included), as encoding/json decodes it, appending to dst[:0] when it must
-// copy; a literal without escapes and with valid UTF-8 is returned as a
-// slice of lit. It reports false when lit is not exactly one valid literal.
-func Decode(dst, lit []byte) ([]byte, bool) {
-	if End(lit, 0) != len(lit) {
-		return nil, false
-	}
-	v, _ := DecodeValid(dst, lit)
-	return v, true
-}
-
-// DecodeValid is Decode for a literal already known to be valid (End
-// found it): it does not check it again. copied says whether the value is
-// in dst's storage (grown as needed) rather than a slice of lit.
+// DecodeValid returns the value of the literal lit (quotes included), which
+// End has found valid, as encoding/json decodes it: a slice of lit when it
+// has no escape and is valid UTF-8, else appended to dst[:0] (copied).
 func DecodeValid(dst, lit []byte) (v []byte, copied bool) {
 	s := lit[1 : len(lit)-1]
 	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
@@ -110,6 +98,7 @@ func isHex4(b []byte) bool {
 // as encoding/json does: escapes are resolved, a valid surrogate pair becomes its character, a
 // lone surrogate escape becomes U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
 func Unquote(dst, s []byte) []byte {
+	var canonical bool // unescape's report, not wanted here
 	for i := 0; i < len(s); {
 		// Copy the run up to the next escape in one go when it is valid UTF-8 (prose is long
 		// runs between a few \n and \" escapes).
@@ -125,40 +114,7 @@ func Unquote(dst, s []byte) []byte {
 		if i += run; i >= len(s) {
 			break
 		}
-		// The literal was checked (End), so the escape's bytes are there.
-		switch s[i+1] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(s[i+2:])
-			i += 6
-			if r >= 0xD800 && r < 0xE000 {
-				// A high surrogate followed by an escaped low surrogate is one character;
-				// anything else leaves this unit alone as U+FFFD (the next escape, if any, is
-				// decoded on its own).
-				if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if r2 := hex4(s[i+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
-						dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default: // '"', '\\', '/'
-			dst = append(dst, s[i+1])
-		}
-		i += 2
+		i, dst, _ = unescape(dst, s, i, false, &canonical) // valid: End checked it
 	}
 	return dst
 }
@@ -200,7 +156,7 @@ func hex4(b []byte) rune {
 }
 
 // DecodeAt reads the JSON string literal that starts at b[i] (a '"') in
-// one pass, as End, DecodeValid and Canonical would in three: it returns
+// one pass, as End and DecodeValid would in two: it returns
 // the index just past the literal (-1 when there is no valid literal there,
 // as for End), the literal's value (a slice of b when it has no escape and
 // is valid UTF-8, else appended to dst[:0]; copied says which), and whether
@@ -261,9 +217,10 @@ func DecodeAt(dst, b []byte, i int, html bool) (end int, v []byte, copied, canon
 	}
 }
 
-// unescape appends the value of the escape at b[j] (a backslash) to dst as
-// Unquote does, checking it as End does, and clears canonical unless Append
-// writes it so; it returns the index after it.
+// unescape appends the value of the escape at b[j] (a backslash) to dst,
+// checking it as End does, and clears canonical unless Append writes it so;
+// it returns the index after it. A high surrogate escape followed by an
+// escaped low one is their character, any other surrogate escape U+FFFD.
 func unescape(dst, b []byte, j int, html bool, canonical *bool) (int, []byte, bool) {
 	if j+1 >= len(b) {
 		return 0, nil, false
@@ -289,10 +246,7 @@ func unescape(dst, b []byte, j int, html bool, canonical *bool) (int, []byte, bo
 	}
 	j += 6
 	if r >= 0xD800 && r < 0xE000 {
-		// As Unquote: a high surrogate and an escaped low one are one
-		// character; anything else is U+FFFD for this unit. Append writes
-		// neither as an escape.
-		*canonical = false
+		*canonical = false // Append writes neither as an escape
 		if r < 0xDC00 && j+6 <= len(b) && b[j] == '\\' && b[j+1] == 'u' && isHex4(b[j+2:j+6]) {
 			if r2 := hex4(b[j+2:]); r2 >= 0xDC00 && r2 < 0xE000 {
 				return j + 6, utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00)), true
@@ -314,17 +268,20 @@ func canonicalEscape(h []byte, r rune, html bool) bool {
 	return r < 0x20 && !shortEscape[r] || html && (r == '<' || r == '>' || r == '&') || r == '\u2028' || r == '\u2029'
 }
 
-// nextStop returns the index of the first byte at or after j that DecodeAt
-// must look at ('"', '\\', a control byte, a non-ASCII byte and, with html,
-// '<', '>' and '&'), or len(b). The SWAR test is exact for its lowest
-// byte, as in Plain.
-func nextStop(b []byte, j int, html bool) int {
+// nextStop returns the index of the first byte at or after j that a
+// literal's reader or writer must look at: '"', '\\', a control byte, a
+// non-ASCII byte and, with html, '<', '>' and '&'; len(b) if there is none.
+// For Append these are exactly the bytes it escapes or decodes. The SWAR
+// test is exact for its lowest byte, as in Plain.
+func nextStop[S string | []byte](b S, j int, html bool) int {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
 	for j+8 <= len(b) {
-		v := binary.LittleEndian.Uint64(b[j:])
+		w := b[j : j+8]
+		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		t := (v - ones*0x20) | ((v ^ (ones * '"')) - ones) | ((v ^ (ones * '\\')) - ones)
 		if html {
 			t |= ((v ^ (ones * '<')) - ones) | ((v ^ (ones * '>')) - ones) | ((v ^ (ones * '&')) - ones)
@@ -346,19 +303,6 @@ func nextStop(b []byte, j int, html bool) int {
 // \r and \t.
 var shortEscape = [0x20]bool{'\b': true, '\f': true, '\n': true, '\r': true, '\t': true}
 
-// needsEscape[html][c] is true for the ASCII bytes encoding/json escapes,
-// with HTML escaping off and on.
-var needsEscape = func() (a [2][utf8.RuneSelf]bool) {
-	for h := range a {
-		for c := 0; c < 0x20; c++ {
-			a[h][c] = true
-		}
-		a[h]['"'], a[h]['\\'] = true, true
-	}
-	a[1]['<'], a[1]['>'], a[1]['&'] = true, true, true
-	return a
-}()
-
 const hexDigits = "0123456789abcdef"
 
 // Append appends s as a JSON string literal, byte for byte what encoding/json writes:
@@ -367,27 +311,10 @@ const hexDigits = "0123456789abcdef"
 // `&` as \u003c, \u003e, \u0026 when html is set (json.Marshal's default) or as they are
 // (SetEscapeHTML(false)).
 func Append(dst []byte, s string, html bool) []byte {
-	h := 0
-	if html {
-		h = 1
-	}
-	esc := &needsEscape[h]
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time (as Plain does; here a non-ASCII byte also
-		// stops the skip, as it may be invalid UTF-8 or U+2028).
-		for i+8 <= len(s) && !mayEscape(le64(s, i)) && !(html && mayBeHTML(le64(s, i))) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
+	for i := nextStop(s, 0, html); i < len(s); i = nextStop(s, i, html) {
 		if c := s[i]; c < utf8.RuneSelf {
-			if !esc[c] {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -428,36 +355,4 @@ func Append(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// le64 loads s[i:i+8] as a little-endian word (the compiler makes it one load).
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// mayEscape reports whether word v holds a byte that Append must look at: below 0x20,
-// '"', '\\', or 0x80 and up. It has no false negatives; its false positives sit above a true hit.
-func mayEscape(v uint64) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	q := v ^ (ones * '"')
-	bs := v ^ (ones * '\\')
-	return ((v-ones*0x20)|(q-ones)|(bs-ones)|v)&highs != 0
-}
-
-// mayBeHTML reports whether word v may hold '<', '>' or '&' (no false
-// negatives).
-func mayBeHTML(v uint64) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	lt := v ^ (ones * '<')
-	gt := v ^ (ones * '>')
-	amp := v ^ (ones * '&')
-	return ((lt-ones)|(gt-ones)|(amp-ones))&highs != 0
 }
