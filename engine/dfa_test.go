@@ -182,8 +182,8 @@ func TestCandidatesOfRawViews(t *testing.T) {
 			enc := make([]byte, len(raw))
 			mapBytes(enc, raw, c.viewTabs[kind])
 			for _, rules := range sets {
-				encode := func() []byte { return enc }
-				got := candidatesOf(view{src: raw, kind: kind, encode: encode}, rules)
+				var buf []byte
+				got := candidatesOf(view{src: raw, kind: kind, buf: &buf}, rules)
 				want := candidatesOf(view{src: enc}, rules)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%q, view %d, rules %v: candidates %v, encoded %v", raw, kind, rules, got, want)
@@ -198,3 +198,6 @@ func TestCandidatesOfRawViews(t *testing.T) {
 		t.Fatalf("only %d candidates compared", checked)
 	}
 }
+
+// byteOf is a unit's alphabet byte.
+func (c *compiled) byteOf(u uint16) byte { return c.alphabet.Byte[u] }

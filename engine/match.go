@@ -72,24 +72,27 @@ const (
 )
 
 // A view is one view's text as the patterns read it: src through the
-// tables of kind. encode makes the alphabet bytes for the rare rule that
-// needs them whole (Go's regexp over the text); for viewEncoded it is nil.
+// tables of kind. The alphabet bytes of a raw view (viewASCII, viewLeet)
+// are written into *buf only for the rare rule that needs them whole (Go's
+// regexp over the text).
 type view struct {
-	src    []byte
-	kind   viewKind
-	encode func() []byte
-	enc    []byte
+	src     []byte
+	kind    viewKind
+	buf     *[]byte
+	encoded bool // *buf holds them
 }
 
 // encoded returns the view's alphabet bytes, made at most once.
-func (v *view) encoded() []byte {
+func (c *compiled) encoded(v *view) []byte {
 	if v.kind == viewEncoded {
 		return v.src
 	}
-	if v.enc == nil {
-		v.enc = v.encode()
+	if !v.encoded {
+		*v.buf = grow(*v.buf, len(v.src))
+		mapBytes(*v.buf, v.src, c.viewTabs[v.kind])
+		v.encoded = true
 	}
-	return v.enc
+	return *v.buf
 }
 
 // unitSource gives the view's text as units for the backtracking engine;
@@ -104,19 +107,15 @@ func (c *compiled) findLiterals(enc []byte, m *matcher) {
 	}
 }
 
-// findLiteralsASCII is findLiterals on an all-ASCII text as it is, col
-// mapping its bytes to the automaton's columns; it also returns the union
-// of the text's unitFlags, which say which other views can report.
-func (c *compiled) findLiteralsASCII(raw []byte, col *[128]int, m *matcher) uint8 {
+// findLiteralsASCII is findLiterals on an all-ASCII text as it is (the
+// automaton's colRaw columns map its bytes); it also returns the union of
+// the text's unitFlags, which say which other views can report.
+func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) uint8 {
 	clear(m.seen)
 	if c.ac == nil {
-		var flags uint8
-		for _, b := range raw {
-			flags |= unitFlags[b]
-		}
-		return flags
+		return rawFlags(raw)
 	}
-	return c.ac.scan(raw, col, m.seen)
+	return c.ac.scan(raw, &c.colRaw, m.seen)
 }
 
 // findLiteralsNear adds the required literals that occur in view within
@@ -194,7 +193,7 @@ func nextLeetByte(b []byte, i int) int {
 
 func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }
 
-// active reports whether every required conjunct of r has a literal in
+// isActive reports whether every required conjunct of r has a literal in
 // m.seen: otherwise r cannot match the view.
 func (m *matcher) isActive(r *rule) bool {
 	for _, mask := range r.requiredMasks {
@@ -262,7 +261,7 @@ func (c *compiled) appendOccurrences(dst []int32, v *view, p []byte) []int32 {
 	case noPreimage:
 		return dst
 	case manyPreimages:
-		enc := v.encoded()
+		enc := c.encoded(v)
 		for from := 0; ; {
 			k := bytes.Index(enc[from:], p)
 			if k < 0 {
@@ -353,10 +352,10 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				} else {
 					// Too many places to try one by one: one linear pass
 					// from the first place a match can start.
-					matchScan(r, v.encoded(), int(cands[0]), func(s, e int) { emit(i, s, e) })
+					matchScan(r, c.encoded(&v), int(cands[0]), func(s, e int) { emit(i, s, e) })
 				}
 			default:
-				matchScan(r, v.encoded(), 0, func(s, e int) { emit(i, s, e) })
+				matchScan(r, c.encoded(&v), 0, func(s, e int) { emit(i, s, e) })
 			}
 		}
 	}

@@ -73,21 +73,11 @@ func (e *Engine) collect(st *scanState) {
 	var flags uint8
 	var enc []byte
 	if t.ascii {
-		flags = c.findLiteralsASCII(t.raw, &c.colRaw, st.m)
-		encode := func() []byte {
-			st.enc = grow(st.enc, n)
-			mapBytes(st.enc, t.raw, &c.ascii)
-			return st.enc
-		}
-		c.matchView(view{src: t.raw, kind: viewASCII, encode: encode}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+		flags = c.findLiteralsASCII(t.raw, st.m)
+		c.matchView(view{src: t.raw, kind: viewASCII, buf: &st.enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	} else {
-		st.enc = grow(st.enc, n)
+		st.enc = c.encodeUnits(st.enc, t.units)
 		enc = st.enc
-		if c.alphabet != nil {
-			encodeUnits(enc, t.units[:n], &c.alphabet.Byte)
-		} else {
-			clear(enc)
-		}
 		flags = rawFlags(t.raw)
 		c.findLiterals(enc, st.m)
 		c.matchView(view{src: enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
@@ -97,11 +87,7 @@ func (e *Engine) collect(st *scanState) {
 		var v view
 		if t.ascii {
 			findLiteralsNear(c, t.raw, &c.colLeet, t.raw, st.m)
-			v = view{src: t.raw, kind: viewLeet, encode: func() []byte {
-				st.enc2 = grow(st.enc2, n)
-				mapBytes(st.enc2, t.raw, &c.asciiLeet)
-				return st.enc2
-			}}
+			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2}
 		} else {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
@@ -137,11 +123,8 @@ func (e *Engine) collect(st *scanState) {
 
 	if flags&fPct != 0 && st.pct.build(t) {
 		p := &st.pct
-		st.enc2 = grow(st.enc2, len(p.units))
+		st.enc2 = c.encodeUnits(st.enc2, p.units)
 		enc2 := st.enc2
-		for i, u := range p.units {
-			enc2[i] = c.byteOf(u)
-		}
 		pctUnits := func(dst []rune) []rune {
 			for _, u := range p.units {
 				dst = append(dst, rune(jsregex.Canonicalize(u)))
@@ -181,17 +164,23 @@ func rawFlags(raw []byte) uint8 {
 	return f
 }
 
-// encodeUnits sets dst[i] to tab[units[i]]; dst is as long as units.
-func encodeUnits(dst []byte, units []uint16, tab *[1 << 16]byte) {
-	dst = dst[:len(units)]
+// encodeUnits returns the alphabet bytes of units, in dst's storage.
+func (c *compiled) encodeUnits(dst []byte, units []uint16) []byte {
+	dst = grow(dst, len(units))
+	if c.alphabet == nil {
+		clear(dst)
+		return dst
+	}
+	tab, out := &c.alphabet.Byte, dst
 	for len(units) >= 4 {
-		d, u := dst[:4:4], units[:4:4]
+		d, u := out[:4:4], units[:4:4]
 		d[0], d[1], d[2], d[3] = tab[u[0]], tab[u[1]], tab[u[2]], tab[u[3]]
-		dst, units = dst[4:], units[4:]
+		out, units = out[4:], units[4:]
 	}
 	for i, u := range units {
-		dst[i] = tab[u]
+		out[i] = tab[u]
 	}
+	return dst
 }
 
 // mapBytes sets dst[i] to tab[src[i]]; dst is at least as long as src.
@@ -206,13 +195,6 @@ func mapBytes(dst, src []byte, tab *[256]byte) {
 	for i, b := range src {
 		dst[i] = tab[b]
 	}
-}
-
-func (c *compiled) byteOf(u uint16) byte {
-	if c.alphabet == nil {
-		return 0
-	}
-	return c.alphabet.Byte[u]
 }
 
 func grow[T any](s []T, n int) []T {
@@ -244,8 +226,8 @@ func unhex(u uint16) byte {
 	return byte(u - 'A' + 10)
 }
 
-// build makes the view; it reports false when t holds no escape, since
-// the view can then report nothing.
+// build makes the view; it reports false, making nothing, when t holds
+// no escape, since the view can then report nothing.
 func (p *pctView) build(t *text) bool {
 	if !hasPctEscape(t.raw) {
 		return false // a lone '%' ("50%") makes no view
@@ -254,7 +236,6 @@ func (p *pctView) build(t *text) bool {
 	p.units, p.from, p.to = p.units[:0], p.from[:0], p.to[:0]
 	p.escBefore = append(p.escBefore[:0], 0)
 	esc := int32(0)
-	any := false
 	isEsc := func(i int) bool { return i+2 < n && t.at(i) == '%' && isHex(t.at(i+1)) && isHex(t.at(i+2)) }
 	for i := 0; i < n; {
 		if !isEsc(i) {
@@ -265,7 +246,6 @@ func (p *pctView) build(t *text) bool {
 			i++
 			continue
 		}
-		any = true
 		// A maximal run of escapes becomes its bytes, decoded like the input.
 		runStart := i
 		p.bytes = p.bytes[:0]
@@ -286,7 +266,7 @@ func (p *pctView) build(t *text) bool {
 			j += size
 		}
 	}
-	return any
+	return true
 }
 
 // hasPctEscape reports whether raw holds a %XX escape. '%' and hex digits
