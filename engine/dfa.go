@@ -55,7 +55,7 @@ func compileDFA(expr string) (*anchoredDFA, error) {
 	}
 	var class [256]uint16 // refined class ids, renumbered as the sets go
 	for _, set := range sets {
-		var ids [2][512]uint16 // (old class, in set) → new id, plus one
+		var ids [2][256]uint16 // (old class, in set) → new id, plus one
 		next := uint16(0)
 		for b := range 256 {
 			in := set.has(byte(b))
@@ -280,14 +280,13 @@ func (c *dfaCache) step(s int32, cls int) int32 {
 	}
 	// The threads before the match take the byte.
 	if r >= 0 {
-		for _, pc := range c.dense {
-			in := &d.prog.Inst[pc]
-			if isRuneOp(in.Op) && in.MatchRune(rune(r)) {
+		for _, pc := range c.dense { // rune instructions only
+			if in := &d.prog.Inst[pc]; in.MatchRune(rune(r)) {
 				c.next = append(c.next, in.Out)
 			}
 		}
 	}
-	var t int32 = dfaDead
+	t, store := int32(dfaDead), true
 	if len(c.next) > 0 {
 		var after uint8
 		if syntax.IsWordChar(rune(r)) {
@@ -297,22 +296,19 @@ func (c *dfaCache) step(s int32, cls int) int32 {
 			after |= prevNewline
 		}
 		if len(c.prev) >= c.maxStates || len(c.pcs)+len(c.next) > dfaMaxThreads {
-			// Full: start over, keeping the state being entered; the
-			// transition just computed is not stored.
-			next := append([]uint32(nil), c.next...)
+			// Full: start over, keeping only the state being entered; s
+			// is gone with the rest, so the transition is not stored.
 			c.reset()
-			t = c.intern(next, after)
-			if matched {
-				t |= dfaMatched
-			}
-			return t
+			store = false
 		}
 		t = c.intern(c.next, after)
 	}
 	if matched {
 		t |= dfaMatched
 	}
-	c.trans[int(s)*d.stride+cls] = t
+	if store {
+		c.trans[int(s)*d.stride+cls] = t
+	}
 	return t
 }
 
