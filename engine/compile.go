@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -189,6 +190,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			}
 		}
 	}
+	for i := range c.rules {
+		r := &c.rules[i]
+		// onlyNonASCII: every prefix holds a byte no ASCII unit reads as.
+		r.onlyNonASCII = r.hasPrefix && !r.atStart && !slices.ContainsFunc(r.prefixes, func(p []byte) bool {
+			return !slices.ContainsFunc(p, func(a byte) bool { return c.preimage[viewASCII][a] == noPreimage })
+		})
+	}
 	// The rules each literal can activate, and the ones that need no
 	// literal: among them every rule on the backtracking engine, which
 	// without the alphabet is every rule.
@@ -252,18 +260,8 @@ func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(s
 	}
 	if lits.HasPrefixes {
 		r.hasPrefix, r.atStart = true, lits.AtStart
-		var fromASCII [128]bool
-		for u := 0; u < 128; u++ {
-			fromASCII[a.Byte[u]] = true
-		}
-		r.onlyNonASCII = !r.atStart
 		for _, s := range lits.Prefixes {
 			r.prefixes = append(r.prefixes, []byte(s))
-			non := false
-			for i := 0; i < len(s); i++ {
-				non = non || !fromASCII[s[i]]
-			}
-			r.onlyNonASCII = r.onlyNonASCII && non
 		}
 	}
 	r.fast = true
