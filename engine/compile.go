@@ -91,24 +91,8 @@ type compiled struct {
 
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
-	pats := make([]*jsregex.Pattern, len(rb.Rules))
-	var sets []*jsregex.Set
-	for i, r := range rb.Rules {
-		flags, err := jsregex.ParseFlags(r.Flags)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
-		}
-		// SPEC section 2: every pattern runs case-insensitively.
-		flags.IgnoreCase = true
-		p, err := jsregex.Parse(r.Pattern, flags)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
-		}
-		pats[i] = p
-		sets = append(sets, p.Sets()...)
-		c.rules[i] = rule{id: r.ID, category: r.Category, severity: r.Severity}
-	}
-	alpha, alphaErr := jsregex.NewAlphabet(sets)
+	tr := rb.Translation()
+	alpha := tr.Alphabet
 	c.alphabet = alpha
 	lits := map[string]int{}
 	var litList []string
@@ -120,16 +104,18 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		litList = append(litList, s)
 		return len(litList) - 1
 	}
-	required := make([][][]int, len(pats)) // per rule, conjuncts of literal ids
-	for i, p := range pats {
+	required := make([][][]int, len(rb.Rules)) // per rule, conjuncts of literal ids
+	for i, rr := range rb.Rules {
 		r := &c.rules[i]
-		if alphaErr == nil {
+		*r = rule{id: rr.ID, category: rr.Category, severity: rr.Severity}
+		tp := &tr.Patterns[i]
+		if tp.Err == nil {
 			var err error
-			if required[i], err = r.compileFast(alpha, p, litID); err == nil {
+			if required[i], err = r.compileFast(tp, litID); err == nil {
 				continue
 			}
 		}
-		slow, err := jsregex.Backtracking(p, SlowMatchTimeout)
+		slow, err := jsregex.Backtracking(tp.Pattern, SlowMatchTimeout)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.id, err)
 		}
@@ -235,20 +221,16 @@ func (r *rule) forms() (anch0, anchN *anchoredDFA, scanN *regexp.Regexp) {
 	return r.anchors.anch0, r.anchors.anchN, r.anchors.scanN
 }
 
-// compileFast sets up r on Go's regexp and returns the conjuncts of its
-// required literals, as ids that litID gives.
-func (r *rule) compileFast(a *jsregex.Alphabet, p *jsregex.Pattern, litID func(string) int) (required [][]int, err error) {
-	src, err := a.GoSyntax(p)
-	if err != nil {
-		return nil, err
-	}
+// compileFast sets up r on Go's regexp from its translation and returns
+// the conjuncts of its required literals, as ids that litID gives.
+func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (required [][]int, err error) {
 	// regexp.Compile, never CompilePOSIX: leftmost-first is the
 	// backtracking engines' choice among matches at one start.
-	if r.scan0, err = regexp.Compile(src); err != nil {
+	if r.scan0, err = regexp.Compile(tp.Go); err != nil {
 		return nil, err
 	}
-	r.src = src
-	lits := a.Analyze(p)
+	r.src = tp.Go
+	lits := &tp.Literals
 	r.maxLen = lits.MaxLen
 	r.runBounded, r.runBytes, r.maxOther = lits.RunBounded, lits.RunBytes, lits.MaxOther
 	for _, conj := range lits.Required {

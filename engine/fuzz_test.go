@@ -78,13 +78,14 @@ func FuzzTranslation(f *testing.F) {
 		if err != nil || p.NeedsBT {
 			return
 		}
-		a, err := jsregex.NewAlphabet(p.Sets())
-		if err != nil {
+		tr := jsregex.Translate([]*jsregex.Pattern{p})
+		a := tr.Alphabet
+		if tr.Patterns[0].Err != nil {
 			return
 		}
 		var fast rule
 		lits := map[string]int{}
-		if _, err := fast.compileFast(a, p, func(s string) int { lits[s] = len(lits); return lits[s] }); err != nil {
+		if _, err := fast.compileFast(&tr.Patterns[0], func(s string) int { lits[s] = len(lits); return lits[s] }); err != nil {
 			return
 		}
 		slow, err := jsregex.Backtracking(p, SlowMatchTimeout)

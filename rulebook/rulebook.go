@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/promptwall/promptwall/rulebook/jsregex"
 )
 
 // Severity is how bad a match of a rule is.
@@ -62,6 +64,10 @@ type Rulebook struct {
 	Rules []Rule
 	// Raw is the document exactly as loaded (served by GET /rules).
 	Raw []byte
+
+	patterns    []*jsregex.Pattern // per rule; only Translation uses them
+	translate   sync.Once
+	translation *jsregex.Translation
 }
 
 //go:embed prompt-injection-rules-v1.json
@@ -132,6 +138,7 @@ func Parse(data []byte) (*Rulebook, error) {
 		known[c.Name] = true
 	}
 	seen := make(map[string]int, len(doc.Rules))
+	pats := make([]*jsregex.Pattern, len(doc.Rules))
 	for i, r := range doc.Rules {
 		if r.ID == "" {
 			return nil, fmt.Errorf("rule #%d: missing id", i+1)
@@ -149,7 +156,7 @@ func Parse(data []byte) (*Rulebook, error) {
 		if r.Pattern == "" {
 			return nil, fmt.Errorf("rule %s: empty pattern", r.ID)
 		}
-		if err := checkPattern(r); err != nil {
+		if pats[i], err = parsePattern(r); err != nil {
 			return nil, err
 		}
 	}
@@ -159,6 +166,7 @@ func Parse(data []byte) (*Rulebook, error) {
 		Categories: cats,
 		Rules:      doc.Rules,
 		Raw:        append([]byte(nil), data...),
+		patterns:   pats,
 	}
 	return rb, nil
 }
