@@ -52,47 +52,57 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) (*a
 			classOf[c] = cc.class
 		}
 	}
-	type node struct {
-		next map[int]int
-		fail int
-		out  []int32
+	// The trie goes straight into a dense table of k entries per node (-1:
+	// no child yet); a map per node made this half of compiling a rulebook.
+	most := 1
+	for _, lit := range literals {
+		most += len(lit)
 	}
-	nodes := []node{{next: map[int]int{}}}
+	delta := make([]int, most*k)
+	for i := range delta {
+		delta[i] = -1
+	}
+	outs := make([][]int32, 1, most) // literal ids ending at each node
 	for id, lit := range literals {
 		s := 0
 		for i := 0; i < len(lit); i++ {
 			c := classOf[col[lit[i]]]
-			n, ok := nodes[s].next[c]
-			if !ok {
-				nodes = append(nodes, node{next: map[int]int{}})
-				n = len(nodes) - 1
-				nodes[s].next[c] = n
+			n := delta[s*k+c]
+			if n < 0 {
+				n = len(outs)
+				outs = append(outs, nil)
+				delta[s*k+c] = n
 			}
 			s = n
 		}
-		nodes[s].out = append(nodes[s].out, int32(id))
+		outs[s] = append(outs[s], int32(id))
 	}
-	if len(nodes)*len(classOf) > maxTransitions {
+	nodes := len(outs)
+	delta = delta[:nodes*k]
+	if nodes*len(classOf) > maxTransitions {
 		return nil, errAutomatonTooLarge
 	}
-	// The automaton over classes; breadth-first, a node's failure target is
-	// shallower, so its row and outputs are complete when the node is
-	// reached.
-	delta := make([]int, len(nodes)*k)
-	queue := []int{0}
+	// The automaton over classes. Breadth-first, a node's failure target
+	// is shallower, so its row and outputs are complete when the node is
+	// reached; a row still holds only its children (or -1) until then.
+	fail := make([]int, nodes)
+	queue := make([]int, 1, nodes)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		for c := 0; c < k; c++ {
-			if n, ok := nodes[s].next[c]; ok {
+		row := delta[s*k : s*k+k]
+		for c, n := range row {
+			switch {
+			case n >= 0:
 				if s != 0 {
-					nodes[n].fail = delta[nodes[s].fail*k+c]
+					fail[n] = delta[fail[s]*k+c]
 				}
-				nodes[n].out = append(nodes[n].out, nodes[nodes[n].fail].out...)
-				delta[s*k+c] = n
+				outs[n] = append(outs[n], outs[fail[n]]...)
 				queue = append(queue, n)
-			} else if s != 0 {
-				delta[s*k+c] = delta[nodes[s].fail*k+c]
+			case s == 0:
+				row[c] = 0
+			default:
+				row[c] = delta[fail[s]*k+c]
 			}
 		}
 	}
@@ -100,15 +110,15 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) (*a
 	for _, l := range literals {
 		ac.ov = max(ac.ov, len(l)-1)
 	}
-	ac.outAt = make([]int32, len(nodes)+1)
+	ac.outAt = make([]int32, nodes+1)
 	for s := range nodes {
 		ac.outAt[s] = int32(len(ac.outs))
-		ac.outs = append(ac.outs, nodes[s].out...)
+		ac.outs = append(ac.outs, outs[s]...)
 	}
-	ac.outAt[len(nodes)] = int32(len(ac.outs))
+	ac.outAt[nodes] = int32(len(ac.outs))
 	// Entries hold the next state's row offset (state*columns), so the scan
 	// loop does no multiplication.
-	ac.delta = make([]uint32, len(nodes)*ac.k)
+	ac.delta = make([]uint32, nodes*ac.k)
 	for s := range nodes {
 		for c, class := range classOf {
 			t := delta[s*k+class]
