@@ -13,6 +13,7 @@ type ahoCorasick struct {
 	delta []uint32 // state*k + column -> next state*k | hasOut | view flags
 	outAt []int32  // state -> start of its outputs in outs
 	outs  []int32  // literal ids ending at each state (suffix links folded in)
+	lit   []bool   // column -> its bytes occur in some literal
 }
 
 // A transition holds the next state's row offset in its low bits, hasOut
@@ -106,7 +107,16 @@ func newAhoCorasick(literals []string, col [128]int, k int, cols []acColumn) (*a
 			}
 		}
 	}
-	ac := &ahoCorasick{k: len(classOf), col: col}
+	ac := &ahoCorasick{k: len(classOf), col: col, lit: make([]bool, len(classOf))}
+	inLit := make([]bool, k)
+	for _, lit := range literals {
+		for i := 0; i < len(lit); i++ {
+			inLit[classOf[col[lit[i]]]] = true
+		}
+	}
+	for c, class := range classOf {
+		ac.lit[c] = inLit[class]
+	}
 	for _, l := range literals {
 		ac.ov = max(ac.ov, len(l)-1)
 	}
@@ -153,15 +163,15 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 
 // candidates appends to cands[r], for every active rule r, the start of
 // every occurrence in text of a literal that r begins with (prefixRules
-// and lens describe the literals). The starts come once each, but not in
-// order.
-func (ac *ahoCorasick) candidates(text []byte, col *[128]int, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
+// and lens describe the literals), plus offset. The starts come once each,
+// but not in order.
+func (ac *ahoCorasick) candidates(text []byte, offset int, col *[128]int, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
 	ac.walk(text, col, func(row uint32, end int) {
 		s := row / uint32(ac.k)
 		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 			for _, r := range prefixRules[lit] {
 				if active[r] {
-					cands[r] = append(cands[r], int32(end)-lens[lit])
+					cands[r] = append(cands[r], int32(offset+end)-lens[lit])
 				}
 			}
 		}

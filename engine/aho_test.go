@@ -118,7 +118,7 @@ func TestCandidatesChains(t *testing.T) {
 	check := func(enc []byte) {
 		t.Helper()
 		got := make([][]int32, len(c.rules))
-		ac.candidates(enc, &ac.col, active, c.prefixRules, c.prefixLens, got)
+		ac.candidates(enc, 0, &ac.col, active, c.prefixRules, c.prefixLens, got)
 		want := make([][]int32, len(c.rules))
 		ac.resume(enc, 0, 0, &ac.col, func(row uint32, end int) {
 			s := row / uint32(ac.k)

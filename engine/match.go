@@ -22,17 +22,27 @@ type matcher struct {
 	maybe  []uint64 // rules that have a literal in seen, or need none
 	active []bool   // rules that can match the view
 	cands  [][]int32
-	ends   []int32
-	runes  []rune
-	dfas   []*dfaCache // per rule, its anchored forms' states; made on use
+	// The original view's candidates, kept for the leetspeak view
+	// (keepCandidates), and which rules findCandidates searches in full
+	// and which near the leetspeak characters only.
+	kept       []bool
+	keptCands  [][]int32
+	full, near []bool
+	ends       []int32
+	runes      []rune
+	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
 }
 
 func (c *compiled) newMatcher() *matcher {
 	return &matcher{
-		seen:   make([]uint64, (len(c.literals)+63)/64),
-		active: make([]bool, len(c.rules)),
-		cands:  make([][]int32, len(c.rules)),
-		dfas:   make([]*dfaCache, 2*len(c.rules)),
+		seen:      make([]uint64, (len(c.literals)+63)/64),
+		active:    make([]bool, len(c.rules)),
+		cands:     make([][]int32, len(c.rules)),
+		kept:      make([]bool, len(c.rules)),
+		full:      make([]bool, len(c.rules)),
+		near:      make([]bool, len(c.rules)),
+		keptCands: make([][]int32, len(c.rules)),
+		dfas:      make([]*dfaCache, 2*len(c.rules)),
 	}
 }
 
@@ -80,6 +90,11 @@ type view struct {
 	kind    viewKind
 	buf     *[]byte
 	encoded bool // *buf holds them
+	// For the leetspeak view, the bytes or units it was folded from: it
+	// differs from the original view only where they hold a leetspeak
+	// character, so the original's candidates serve (keepCandidates).
+	leetRaw   []byte
+	leetUnits []uint16
 }
 
 // encoded returns the view's alphabet bytes, made at most once.
@@ -118,28 +133,49 @@ func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) uint8 {
 	return c.ac.scan(raw, &c.colRaw, m.seen)
 }
 
-// findLiteralsNear adds the required literals that occur in view within
-// reach of the leetspeak characters of src (the units or bytes the view
-// was made from, one per position): the leetspeak view differs from the
-// original view, already searched, only at those positions, so it has no
-// other new occurrences. col maps the view's bytes to the automaton's
-// columns (colLeet reads an ASCII text through the folding itself). A
-// literal seen elsewhere before stays in m.seen: that can only make a rule
-// try in vain, never miss a match.
+// findLiteralsNear adds the required literals that occur in view near the
+// leetspeak characters of src (leetWindows): the leetspeak view differs
+// from the original view, already searched, only there, so it has no other
+// new occurrences. col maps the view's bytes to the automaton's columns
+// (colLeet reads an ASCII text through the folding itself). A literal seen
+// elsewhere before stays in m.seen: that can only make a rule try in vain,
+// never miss a match.
 func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *[128]int, src []U, m *matcher) {
-	if c.ac == nil {
-		return
+	if c.ac != nil {
+		leetWindows(c.ac, view, col, src, func(lo, hi int) { c.ac.scan(view[lo:hi], col, m.seen) })
 	}
-	reach := c.ac.ov + 1 // the longest literal
+}
+
+// leetWindows calls window with every stretch of view that can hold an
+// occurrence of one of ac's literals that has a leetspeak character of src
+// (the units or bytes the view was made from, one per position) in it.
+// Such an occurrence is within reach of the character (the longest
+// literal) and holds only bytes that occur in literals, so each window is
+// the run of such bytes around a leetspeak character: a digit in
+// "max_tokens": 256 gets a window of a byte or two.
+func leetWindows[U byte | uint16](ac *ahoCorasick, view []byte, col *[128]int, src []U, window func(lo, hi int)) {
+	reach := ac.ov + 1
 	n := len(view)
 	src = src[:n]
+	inLit := func(b byte) bool { return ac.lit[col[b&0x7F]] }
 	for i := nextLeet(src, 0); i < n; {
-		lo, hi := max(0, i-reach+1), min(n, i+reach)
-		// Extend the window over further marked positions within reach.
-		for j := nextLeet(src[:hi], i+1); j < hi; j = nextLeet(src[:hi], j+1) {
-			hi = min(n, j+reach)
+		if !inLit(view[i]) {
+			i = nextLeet(src, i+1)
+			continue
 		}
-		c.ac.scan(view[lo:hi], col, m.seen)
+		lo, stop := i, max(0, i-reach+1)
+		for lo > stop && inLit(view[lo-1]) {
+			lo--
+		}
+		// Extend over further leetspeak characters within reach.
+		hi, end := i+1, min(n, i+reach)
+		for hi < end && inLit(view[hi]) {
+			if isLeet(src[hi]) {
+				end = min(n, hi+reach)
+			}
+			hi++
+		}
+		window(lo, hi)
 		i = nextLeet(src, hi)
 	}
 }
@@ -211,41 +247,73 @@ func (m *matcher) isActive(r *rule) bool {
 	return true
 }
 
-// findCandidates fills m.cands for the active rules with prefixes: the
-// positions where a match can start, in order (one pass over the view for
-// all of them).
-func (c *compiled) findCandidates(v *view, m *matcher) {
-	prefixes := 0
+// keepCandidates keeps the candidates of the view just matched, for the
+// leetspeak view that follows it.
+func (m *matcher) keepCandidates(c *compiled) {
 	for i := range c.rules {
-		r := &c.rules[i]
-		if m.active[i] && r.hasPrefix {
-			prefixes += len(r.prefixes)
-			m.cands[i] = m.cands[i][:0]
-			if r.atStart {
-				m.cands[i] = append(m.cands[i], 0)
-			}
+		m.kept[i] = m.active[i] && c.rules[i].hasPrefix
+		if m.kept[i] {
+			m.cands[i], m.keptCands[i] = m.keptCands[i][:0], m.cands[i]
 		}
 	}
-	if prefixes == 0 {
-		return
+}
+
+// findCandidates fills m.cands for the active rules with prefixes: the
+// positions where a match can start, in order (one pass over the view for
+// all of them). In the leetspeak view, a rule active in the original view
+// too gets the original's candidates and those of the prefixes that hold a
+// leetspeak character. That may keep a candidate whose prefix the folding
+// changed; a candidate is only where the pattern is tried, so one too many
+// costs a try and never a wrong match.
+func (c *compiled) findCandidates(v *view, m *matcher) {
+	leet := v.leetRaw != nil || v.leetUnits != nil
+	prefixes, near := 0, false
+	for i := range c.rules {
+		r := &c.rules[i]
+		m.full[i], m.near[i] = false, false
+		if !m.active[i] || !r.hasPrefix {
+			continue
+		}
+		if leet && m.kept[i] {
+			m.cands[i] = append(m.cands[i][:0], m.keptCands[i]...)
+			m.near[i], near = true, true
+			continue
+		}
+		m.full[i] = true
+		prefixes += len(r.prefixes)
+		m.cands[i] = m.cands[i][:0]
+		if r.atStart {
+			m.cands[i] = append(m.cands[i], 0)
+		}
 	}
-	if prefixes <= 4 {
+	if near {
+		col := &c.prefixCols[v.kind]
+		window := func(lo, hi int) {
+			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands)
+		}
+		if v.leetRaw != nil {
+			leetWindows(c.prefixAC, v.src, col, v.leetRaw, window)
+		} else {
+			leetWindows(c.prefixAC, v.src, col, v.leetUnits, window)
+		}
+	}
+	if prefixes > 0 && prefixes <= 4 {
 		// A few prefixes are found faster one by one (memchr) than by a
 		// pass of the automaton.
 		for i := range c.rules {
-			r := &c.rules[i]
-			if m.active[i] && r.hasPrefix {
-				for _, p := range r.prefixes {
+			if m.full[i] {
+				for _, p := range c.rules[i].prefixes {
 					m.cands[i] = c.appendOccurrences(m.cands[i], v, p)
 				}
 			}
 		}
-	} else {
-		c.prefixAC.candidates(v.src, &c.prefixCols[v.kind], m.active, c.prefixRules, c.prefixLens, m.cands)
+	} else if prefixes > 4 {
+		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands)
 	}
 	for i := range c.rules {
-		if m.active[i] && c.rules[i].hasPrefix && len(m.cands[i]) > 1 {
-			// Hits arrive by end; prefixes of several lengths disorder starts.
+		if (m.full[i] || m.near[i]) && len(m.cands[i]) > 1 {
+			// Hits arrive by end; prefixes of several lengths disorder
+			// starts, and kept ones come before those near leetspeak.
 			slices.Sort(m.cands[i])
 			m.cands[i] = slices.Compact(m.cands[i])
 		}

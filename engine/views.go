@@ -84,10 +84,11 @@ func (e *Engine) collect(st *scanState) {
 	}
 
 	if flags&fLeet != 0 {
+		st.m.keepCandidates(c)
 		var v view
 		if t.ascii {
 			findLiteralsNear(c, t.raw, &c.colLeet, t.raw, st.m)
-			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2}
+			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leetRaw: t.raw}
 		} else {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
@@ -99,7 +100,7 @@ func (e *Engine) collect(st *scanState) {
 				}
 			}
 			findLiteralsNear(c, enc2, &c.ac.col, t.units, st.m)
-			v = view{src: enc2}
+			v = view{src: enc2, leetUnits: t.units[:n]}
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
