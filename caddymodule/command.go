@@ -65,8 +65,10 @@ sanitized, or sanitized_base64 for text_base64 inputs), in order.`,
 }
 
 func runPromptScan(rulebookPath string, jsonl bool, files []string, stdin io.Reader, stdout io.Writer) (int, error) {
-	eng := engine.Default()
-	if rulebookPath != "" {
+	var eng *engine.Engine
+	if rulebookPath == "" {
+		eng = engine.Default()
+	} else {
 		rb, err := rulebook.Load(rulebookPath)
 		if err != nil {
 			return exitError, err
