@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
+	"github.com/promptwall/promptwall/rulebook"
 )
 
 // TestScanASCIIChains checks that the four-chain scan finds exactly the
-// literals and view flags that one chain over the whole text finds, around
-// the quarters' boundaries too, and that the flags are the text's unitFlags.
+// literals that one chain over the whole text finds, around the quarters'
+// boundaries too, and that a search for each literal finds.
 func TestScanASCIIChains(t *testing.T) {
 	c := Default().c
 	words := strings.Fields("ignore IGNORE all previous instructions system prompt you are now DAN developer mode " +
@@ -29,14 +30,22 @@ func TestScanASCIIChains(t *testing.T) {
 		text := []byte(b.String())
 		got := make([]uint64, (len(c.literals)+63)/64)
 		want := make([]uint64, len(got))
-		gotFlags := c.ac.scan(text, &c.colRaw, got)
-		wantFlags := c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
-		var flags uint8
-		for _, u := range text {
-			flags |= unitFlags[u]
+		c.ac.scan(text, &c.colRaw, got)
+		c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: four chains %x, one chain %x", text, got, want)
 		}
-		if !slices.Equal(got, want) || gotFlags != wantFlags || wantFlags != flags {
-			t.Fatalf("%q: four chains %x flags %b, one chain %x flags %b, unitFlags %b", text, got, gotFlags, want, wantFlags, flags)
+		// And both what a search for each literal finds.
+		enc := make([]byte, len(text))
+		mapBytes(enc, text, &c.ascii)
+		naive := make([]uint64, len(got))
+		for id, lit := range c.literals {
+			if bytes.Contains(enc, []byte(lit)) {
+				naive[id>>6] |= 1 << (id & 63)
+			}
+		}
+		if !slices.Equal(want, naive) {
+			t.Fatalf("%q: automaton %x, literal by literal %x", text, want, naive)
 		}
 	}
 	// Every literal at every position of texts of a few lengths, so across
@@ -142,6 +151,55 @@ func TestCandidatesChains(t *testing.T) {
 				copy(text[max(0, at-40):], text[at:at+len(p)]) // a second one nearby
 				check(encode(text))
 			})
+		}
+	}
+}
+
+// TestAutomatonRowsInRange holds the invariant chains4.run reads delta
+// without bounds checks on: every transition is the row offset of a state
+// (a multiple of k inside the table), and every column a table gives a
+// byte is below k; and the states with outputs are exactly those at or
+// above out. For the published rulebook and for one with a rule on the
+// backtracking engine and a rule that needs many columns.
+func TestAutomatonRowsInRange(t *testing.T) {
+	rb, err := rulebook.Parse([]byte(`{"rules_id":"t","version":"1","categories":{"c":"c"},"rules":[
+		{"id":"A-1","category":"c","severity":"suspicious","pattern":"(?<=x)secret (key|word)","flags":"i"},
+		{"id":"A-2","category":"c","severity":"malicious","pattern":"\\b(q[a-z0-9_!#%&*]{2}z|\\u00e9t\\u00e9|xy\\\\d)","flags":"i"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom, err := New(rb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*compiled{Default().c, custom.c} {
+		for name, ac := range map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC} {
+			for s := 0; s*ac.k < len(ac.delta); s++ {
+				hasOut := ac.outAt[s] != ac.outAt[s+1]
+				if row := uint32(s * ac.k); hasOut != (row >= ac.out) {
+					t.Fatalf("%s: state %d (row %d) has outputs %v, out %d", name, s, row, hasOut, ac.out)
+				}
+			}
+			for i, next := range ac.delta {
+				if int(next)%ac.k != 0 || int(next)+ac.k > len(ac.delta) {
+					t.Fatalf("%s: transition %d to row %d: k %d, table %d", name, i, next, ac.k, len(ac.delta))
+				}
+			}
+			tables := map[string]*byteCols{"col": &ac.col}
+			if ac == c.ac {
+				tables["colRaw"], tables["colLeet"] = &c.colRaw, &c.colLeet
+			} else {
+				for kind := range c.prefixCols {
+					tables["prefixCols"+strconv.Itoa(kind)] = &c.prefixCols[kind]
+				}
+			}
+			for tname, tab := range tables {
+				for b, col := range tab {
+					if int(col) >= ac.k {
+						t.Fatalf("%s: %s[%d] = %d, k %d", name, tname, b, col, ac.k)
+					}
+				}
+			}
 		}
 	}
 }

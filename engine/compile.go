@@ -69,7 +69,7 @@ type compiled struct {
 	// columns, and preimage[kind][a] is the one byte that reads as a
 	// (noPreimage: none, manyPreimages: several).
 	viewTabs   [3]*[256]byte
-	prefixCols [3][128]int
+	prefixCols [3]byteCols
 	preimage   [3][256]int16
 	ac         *ahoCorasick
 	literals   []string // the required literals, in alphabet bytes
@@ -80,7 +80,7 @@ type compiled struct {
 	unconditional []uint64
 	// Columns of the keyword automaton for ASCII text read as it is, and
 	// read through the leetspeak folding.
-	colRaw, colLeet [128]int
+	colRaw, colLeet byteCols
 
 	// The prefixes of all rules, searched in one pass for the rules that
 	// can match a view: prefixRules[lit] lists the rules lit begins.
@@ -129,13 +129,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				c.asciiLeet[u] = alpha.Byte[leetTo[u]]
 			}
 		}
-		var col [128]int
+		var col byteCols
 		for b := 0; b < 128; b++ {
-			col[b] = alpha.Column(byte(b))
+			col[b] = uint32(alpha.Column(byte(b)))
 		}
-		enc, cols := c.keywordColumns(col, litList)
+		enc, classes := c.keywordColumns(&col, litList)
 		var err error
-		if c.ac, err = newAhoCorasick(litList, enc, alpha.Size, cols); err != nil {
+		if c.ac, err = newAhoCorasick(litList, &enc, alpha.Size, classes); err != nil {
 			return nil, err
 		}
 		c.literals = litList
@@ -155,7 +155,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				c.prefixRules[id] = append(c.prefixRules[id], int32(i))
 			}
 		}
-		if c.prefixAC, err = newAhoCorasick(prefixes, col, alpha.Size, nil); err != nil {
+		if c.prefixAC, err = newAhoCorasick(prefixes, &col, alpha.Size, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -252,12 +252,11 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 
 // keywordColumns chooses the columns of the keyword automaton. Only the
 // classes that occur in a literal need columns of their own; every other
-// byte reads as one class outside them. For ASCII text read as it is
-// (colRaw), bytes of different unitFlags get different columns, so that the
-// scan's transitions also say which views the text calls for. It sets
-// colRaw and colLeet, and returns the columns of alphabet bytes (encoded
-// views) and every column's class and flags, for newAhoCorasick.
-func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int, cols []acColumn) {
+// byte reads as one class outside them. It sets colRaw and colLeet (ASCII
+// text read as it is and through the leetspeak folding), and returns the
+// columns of alphabet bytes (encoded views) and every column's class, for
+// newAhoCorasick.
+func (c *compiled) keywordColumns(col *byteCols, literals []string) (enc byteCols, classes []int) {
 	var inLit [128]bool
 	for _, l := range literals {
 		for i := 0; i < len(l); i++ {
@@ -265,26 +264,22 @@ func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int
 		}
 	}
 	outside := -1 // the class all bytes outside the literals read as
-	classOf := func(class int) int {
+	classOf := func(class uint32) int {
 		if inLit[class] {
-			return class
+			return int(class)
 		}
 		if outside < 0 {
-			outside = class
+			outside = int(class)
 		}
 		return outside
 	}
-	ids := map[acColumn]int{}
-	first := map[int]int{} // class -> its first column
-	column := func(cc acColumn) int {
-		id, ok := ids[cc]
+	ids := map[int]uint32{}
+	column := func(class int) uint32 {
+		id, ok := ids[class]
 		if !ok {
-			id = len(cols)
-			ids[cc] = id
-			cols = append(cols, cc)
-			if _, ok := first[cc.class]; !ok {
-				first[cc.class] = id
-			}
+			id = uint32(len(classes))
+			ids[class] = id
+			classes = append(classes, class)
 		}
 		return id
 	}
@@ -292,7 +287,7 @@ func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int
 	// English text, and rows padded to whole cache lines: the transitions
 	// prose takes from a state then mostly share its row's first line.
 	for _, b := range byFrequency {
-		c.colRaw[b] = column(acColumn{classOf(col[c.alphabet.Byte[b]]), unitFlags[b]})
+		c.colRaw[b] = column(classOf(col[c.alphabet.Byte[b]]))
 	}
 	for b := 0; b < 128; b++ {
 		c.colLeet[b] = c.colRaw[b]
@@ -300,19 +295,13 @@ func (c *compiled) keywordColumns(col [128]int, literals []string) (enc [128]int
 			c.colLeet[b] = c.colRaw[leetTo[b]]
 		}
 	}
-	// Encoded views ignore the flags: any column of the byte's class will do.
 	for a := 0; a < 128; a++ {
-		class := classOf(col[a])
-		id, ok := first[class]
-		if !ok {
-			id = column(acColumn{class: class})
-		}
-		enc[a] = id
+		enc[a] = column(classOf(col[a]))
 	}
-	for len(cols)%16 != 0 { // 16 transitions of 4 bytes: a 64-byte line
-		cols = append(cols, acColumn{class: cols[0].class}) // read by no byte
+	for len(classes)%16 != 0 { // 16 transitions of 4 bytes: a 64-byte line
+		classes = append(classes, classes[0]) // read by no byte
 	}
-	return enc, cols
+	return enc, classes
 }
 
 // byFrequency lists the ASCII bytes from the most to the least frequent in

@@ -123,14 +123,12 @@ func (c *compiled) findLiterals(enc []byte, m *matcher) {
 }
 
 // findLiteralsASCII is findLiterals on an all-ASCII text as it is (the
-// automaton's colRaw columns map its bytes); it also returns the union of
-// the text's unitFlags, which say which other views can report.
-func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) uint8 {
+// automaton's colRaw columns map its bytes).
+func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) {
 	clear(m.seen)
-	if c.ac == nil {
-		return rawFlags(raw)
+	if c.ac != nil {
+		c.ac.scan(raw, &c.colRaw, m.seen)
 	}
-	return c.ac.scan(raw, &c.colRaw, m.seen)
 }
 
 // findLiteralsNear adds the required literals that occur in view near the
@@ -140,7 +138,7 @@ func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) uint8 {
 // (colLeet reads an ASCII text through the folding itself). A literal seen
 // elsewhere before stays in m.seen: that can only make a rule try in vain,
 // never miss a match.
-func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *[128]int, src []U, m *matcher) {
+func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *byteCols, src []U, m *matcher) {
 	if c.ac != nil {
 		leetWindows(c.ac, view, col, src, func(lo, hi int) { c.ac.scan(view[lo:hi], col, m.seen) })
 	}
@@ -153,11 +151,11 @@ func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *[128]int, 
 // literal) and holds only bytes that occur in literals, so each window is
 // the run of such bytes around a leetspeak character: a digit in
 // "max_tokens": 256 gets a window of a byte or two.
-func leetWindows[U byte | uint16](ac *ahoCorasick, view []byte, col *[128]int, src []U, window func(lo, hi int)) {
+func leetWindows[U byte | uint16](ac *ahoCorasick, view []byte, col *byteCols, src []U, window func(lo, hi int)) {
 	reach := ac.ov + 1
 	n := len(view)
 	src = src[:n]
-	inLit := func(b byte) bool { return ac.lit[col[b&0x7F]] }
+	inLit := func(b byte) bool { return ac.lit[col[b]] }
 	for i := nextLeet(src, 0); i < n; {
 		if !inLit(view[i]) {
 			i = nextLeet(src, i+1)

@@ -70,15 +70,14 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	var flags uint8
+	flags := rawFlags(t.raw)
 	var enc []byte
 	if t.ascii {
-		flags = c.findLiteralsASCII(t.raw, st.m)
+		c.findLiteralsASCII(t.raw, st.m)
 		c.matchView(view{src: t.raw, kind: viewASCII, buf: &st.enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	} else {
 		st.enc = c.encodeUnits(st.enc, t.units)
 		enc = st.enc
-		flags = rawFlags(t.raw)
 		c.findLiterals(enc, st.m)
 		c.matchView(view{src: enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 	}
