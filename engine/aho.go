@@ -199,7 +199,9 @@ func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active
 // that ends in a chain's first ov bytes is whole in the chain before, which
 // reports it, and the chain reports only what ends after them.
 func (ac *ahoCorasick) walk(text []byte, col *byteCols, hit func(row uint32, end int)) {
-	if len(text) < 8*ac.ov || len(text) < 64 {
+	// Below about 96 bytes one chain is faster: four chains each walk ov
+	// bytes more (BenchmarkKeywords).
+	if len(text) < 4*ac.ov || len(text) < 96 {
 		ac.resume(text, 0, 0, col, hit)
 		return
 	}
