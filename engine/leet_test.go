@@ -110,13 +110,13 @@ func checkLiteralsNear(t *testing.T, c *compiled, texts []string, least int) {
 		c.ac.scan(leet, &c.ac.col, want)
 
 		c.findLiterals(enc, m)
-		findLiteralsNear(c, leet, &c.ac.col, units, m)
+		c.findLiteralsNear(leet, &c.ac.col, appendLeetUnits(nil, units), m)
 		if !slices.Equal(m.seen, want) {
 			t.Fatalf("encoded %q: windows found %x, a full pass %x", s, m.seen, want)
 		}
 		if tx.ascii {
 			c.findLiteralsASCII(tx.raw, m)
-			findLiteralsNear(c, tx.raw, &c.colLeet, tx.raw, m)
+			c.findLiteralsNear(tx.raw, &c.colLeet, appendLeet(nil, tx.raw), m)
 			if !slices.Equal(m.seen, want) {
 				t.Fatalf("raw %q: windows found %x, a full pass %x", s, m.seen, want)
 			}
@@ -180,7 +180,7 @@ func TestCandidatesOfLeetView(t *testing.T) {
 			var units []uint16
 			if tx.ascii {
 				orig = view{src: tx.raw, kind: viewASCII, buf: new([]byte)}
-				leet = view{src: tx.raw, kind: viewLeet, buf: new([]byte), leetRaw: tx.raw}
+				leet = view{src: tx.raw, kind: viewLeet, buf: new([]byte), leet: appendLeet([]int32{}, tx.raw)}
 			} else {
 				units = tx.units[:n]
 				enc, enc2 := make([]byte, n), make([]byte, n)
@@ -190,10 +190,10 @@ func TestCandidatesOfLeetView(t *testing.T) {
 						enc2[i] = c.alphabet.Byte[leetTo[u]]
 					}
 				}
-				orig, leet = view{src: enc}, view{src: enc2, leetUnits: units}
+				orig, leet = view{src: enc}, view{src: enc2, leet: appendLeetUnits([]int32{}, units)}
 			}
 			full := leet
-			full.leetRaw, full.leetUnits = nil, nil
+			full.leet = nil
 			for _, rules := range sets {
 				want := candidatesOf(full, rules)
 				before := candidatesOf(orig, rules)

@@ -90,11 +90,10 @@ type view struct {
 	kind    viewKind
 	buf     *[]byte
 	encoded bool // *buf holds them
-	// For the leetspeak view, the bytes or units it was folded from: it
-	// differs from the original view only where they hold a leetspeak
-	// character, so the original's candidates serve (keepCandidates).
-	leetRaw   []byte
-	leetUnits []uint16
+	// For the leetspeak view, the positions of the leetspeak characters:
+	// it differs from the original view only there, so the original's
+	// candidates serve (keepCandidates).
+	leet []int32
 }
 
 // encoded returns the view's alphabet bytes, made at most once.
@@ -131,98 +130,95 @@ func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) {
 	}
 }
 
-// findLiteralsNear adds the required literals that occur in view near the
-// leetspeak characters of src (leetWindows): the leetspeak view differs
-// from the original view, already searched, only there, so it has no other
-// new occurrences. col maps the view's bytes to the automaton's columns
-// (colLeet reads an ASCII text through the folding itself). A literal seen
-// elsewhere before stays in m.seen: that can only make a rule try in vain,
-// never miss a match.
-func findLiteralsNear[U byte | uint16](c *compiled, view []byte, col *byteCols, src []U, m *matcher) {
+// findLiteralsNear adds the required literals that occur in view near its
+// leetspeak characters, at the positions leet (leetWindows): the leetspeak
+// view differs from the original view, already searched, only there, so it
+// has no other new occurrences. col maps the view's bytes to the
+// automaton's columns (colLeet reads an ASCII text through the folding
+// itself). A literal seen elsewhere before stays in m.seen: that can only
+// make a rule try in vain, never miss a match.
+func (c *compiled) findLiteralsNear(view []byte, col *byteCols, leet []int32, m *matcher) {
 	if c.ac != nil {
-		leetWindows(c.ac, view, col, src, func(lo, hi int) { c.ac.scan(view[lo:hi], col, m.seen) })
+		leetWindows(c.ac, view, col, leet, func(lo, hi int) { c.ac.scan(view[lo:hi], col, m.seen) })
 	}
 }
 
 // leetWindows calls window with every stretch of view that can hold an
-// occurrence of one of ac's literals that has a leetspeak character of src
-// (the units or bytes the view was made from, one per position) in it.
-// Such an occurrence is within reach of the character (the longest
-// literal) and holds only bytes that occur in literals, so each window is
-// the run of such bytes around a leetspeak character: a digit in
-// "max_tokens": 256 gets a window of a byte or two.
-func leetWindows[U byte | uint16](ac *ahoCorasick, view []byte, col *byteCols, src []U, window func(lo, hi int)) {
+// occurrence of one of ac's literals that has a leetspeak character (at
+// the positions leet, in order) in it. Such an occurrence is within reach
+// of the character (the longest literal) and holds only bytes that occur
+// in literals, so each window is the run of such bytes around a leetspeak
+// character: a digit in "max_tokens": 256 gets a window of a byte or two.
+func leetWindows(ac *ahoCorasick, view []byte, col *byteCols, leet []int32, window func(lo, hi int)) {
 	reach := ac.ov + 1
 	n := len(view)
-	src = src[:n]
 	inLit := func(b byte) bool { return ac.lit[col[b]] }
-	for i := nextLeet(src, 0); i < n; {
+	for k := 0; k < len(leet); {
+		i := int(leet[k])
+		k++
 		if !inLit(view[i]) {
-			i = nextLeet(src, i+1)
 			continue
 		}
 		lo, stop := i, max(0, i-reach+1)
 		for lo > stop && inLit(view[lo-1]) {
 			lo--
 		}
-		// Extend over further leetspeak characters within reach.
+		// Extend over further leetspeak characters within reach (leet[k]
+		// is the first at or after hi).
 		hi, end := i+1, min(n, i+reach)
 		for hi < end && inLit(view[hi]) {
-			if isLeet(src[hi]) {
+			if k < len(leet) && int(leet[k]) == hi {
 				end = min(n, hi+reach)
+				k++
 			}
 			hi++
 		}
 		window(lo, hi)
-		i = nextLeet(src, hi)
-	}
-}
-
-// nextLeet returns the index of the first leetspeak character of src at or
-// after i, or len(src).
-func nextLeet[U byte | uint16](src []U, i int) int {
-	if b, ok := any(src).([]byte); ok {
-		return nextLeetByte(b, i)
-	}
-	for ; i < len(src); i++ {
-		if isLeet(src[i]) {
-			return i
+		for k < len(leet) && int(leet[k]) < hi {
+			k++
 		}
 	}
-	return len(src)
 }
 
-// nextLeetByte is nextLeet for bytes, eight at a time where it can: digits
-// are common enough that a byte loop was most of the leetspeak view's work
-// on chat bodies.
-func nextLeetByte(b []byte, i int) int {
+// appendLeet appends the positions of the leetspeak characters of text
+// (one unit per byte: an ASCII text) to dst, eight bytes at a time where it
+// can: digits are common enough that a byte loop was most of the leetspeak
+// view's work on chat bodies.
+func appendLeet(dst []int32, text []byte) []int32 {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
 	)
-	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs } // a byte of x is 0
-	for i < len(b) {
-		if i+8 <= len(b) {
-			v := binary.LittleEndian.Uint64(b[i:])
-			// '0' to '7', '@' or '$' in some byte: the leetspeak characters
-			// and two more, '2' and '6', which the byte loop turns down.
-			if zero(v&(ones*0xF8)^(ones*'0'))|zero(v^(ones*'@'))|zero(v^(ones*'$')) == 0 {
-				i += 8
-				continue
+	// The high bit of every byte of x that is 0, and maybe of a byte 1 above
+	// one that is: the candidates are checked.
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	i := 0
+	for ; i+8 <= len(text); i += 8 {
+		v := binary.LittleEndian.Uint64(text[i:])
+		// '0' to '7', '@' or '$': the leetspeak characters and two more,
+		// '2' and '6', which isLeet turns down.
+		for m := zero(v&(ones*0xF8)^(ones*'0')) | zero(v^(ones*'@')) | zero(v^(ones*'$')); m != 0; m &= m - 1 {
+			if k := i + bits.TrailingZeros64(m)/8; isLeet(text[k]) {
+				dst = append(dst, int32(k))
 			}
-			for end := i + 8; i < end; i++ {
-				if isLeet(b[i]) {
-					return i
-				}
-			}
-			continue
 		}
-		if isLeet(b[i]) {
-			return i
-		}
-		i++
 	}
-	return len(b)
+	for ; i < len(text); i++ {
+		if isLeet(text[i]) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
+
+// appendLeetUnits is appendLeet for a text of UTF-16 units.
+func appendLeetUnits(dst []int32, units []uint16) []int32 {
+	for i, u := range units {
+		if isLeet(u) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
 }
 
 func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }
@@ -264,7 +260,7 @@ func (m *matcher) keepCandidates(c *compiled) {
 // changed; a candidate is only where the pattern is tried, so one too many
 // costs a try and never a wrong match.
 func (c *compiled) findCandidates(v *view, m *matcher) {
-	leet := v.leetRaw != nil || v.leetUnits != nil
+	leet := v.leet != nil
 	prefixes, near := 0, false
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -289,11 +285,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		window := func(lo, hi int) {
 			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands)
 		}
-		if v.leetRaw != nil {
-			leetWindows(c.prefixAC, v.src, col, v.leetRaw, window)
-		} else {
-			leetWindows(c.prefixAC, v.src, col, v.leetUnits, window)
-		}
+		leetWindows(c.prefixAC, v.src, col, v.leet, window)
 	}
 	if prefixes > 0 && prefixes <= 4 {
 		// A few prefixes are found faster one by one (memchr) than by a

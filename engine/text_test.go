@@ -70,7 +70,7 @@ func TestRawFlags(t *testing.T) {
 		for _, c := range b {
 			want |= unitFlags[c]
 		}
-		if got := rawFlags(b); got != want {
+		if got := rawFlags(b, appendLeet(nil, b)); got != want {
 			t.Fatalf("%q: flags %b, want %b", b, got, want)
 		}
 	}

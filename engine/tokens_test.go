@@ -54,11 +54,10 @@ func FuzzFindTokens(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text []byte) { checkTokens(t, text) })
 }
 
-// TestNextLeetByte: the byte path, which skips words eight bytes at a
-// time, finds what the unit path finds, from every start, on texts of
-// every byte value and on texts where each leetspeak character is alone
-// among letters.
-func TestNextLeetByte(t *testing.T) {
+// TestAppendLeet: the byte path, which looks at words eight bytes at a
+// time, finds what the unit path finds, on texts of every byte value and on
+// texts where each byte is alone among letters, at every place in a word.
+func TestAppendLeet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var texts [][]byte
 	for range 300 {
@@ -75,15 +74,14 @@ func TestNextLeetByte(t *testing.T) {
 			texts = append(texts, b)
 		}
 	}
+	texts = append(texts, []byte("@A@A$%0123456789"), []byte("7@$$@7 1337 h4x0r"))
 	for _, text := range texts {
 		units := make([]uint16, len(text))
 		for i, b := range text {
 			units[i] = uint16(b)
 		}
-		for i := range len(text) + 1 {
-			if got, want := nextLeetByte(text, i), nextLeet(units, i); got != want {
-				t.Fatalf("%q from %d: %d, unit by unit %d", text, i, got, want)
-			}
+		if got, want := appendLeet(nil, text), appendLeetUnits(nil, units); !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, unit by unit %v", text, got, want)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type scanState struct {
 	enc   []byte
 	enc2  []byte
 	pct   pctView
+	leet  []int32 // positions of the leetspeak characters
 	m     *matcher
 	spans []span
 }
@@ -70,7 +71,12 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	flags := rawFlags(t.raw)
+	if t.ascii {
+		st.leet = appendLeet(st.leet[:0], t.raw)
+	} else {
+		st.leet = appendLeetUnits(st.leet[:0], t.units[:n])
+	}
+	flags := rawFlags(t.raw, st.leet)
 	var enc []byte
 	if t.ascii {
 		c.findLiteralsASCII(t.raw, st.m)
@@ -86,8 +92,8 @@ func (e *Engine) collect(st *scanState) {
 		st.m.keepCandidates(c)
 		var v view
 		if t.ascii {
-			findLiteralsNear(c, t.raw, &c.colLeet, t.raw, st.m)
-			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leetRaw: t.raw}
+			c.findLiteralsNear(t.raw, &c.colLeet, st.leet, st.m)
+			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: st.leet}
 		} else {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
@@ -98,8 +104,8 @@ func (e *Engine) collect(st *scanState) {
 					enc2[i] = enc[i]
 				}
 			}
-			findLiteralsNear(c, enc2, &c.ac.col, t.units, st.m)
-			v = view{src: enc2, leetUnits: t.units[:n]}
+			c.findLiteralsNear(enc2, &c.ac.col, st.leet, st.m)
+			v = view{src: enc2, leet: st.leet}
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
@@ -145,11 +151,12 @@ func (e *Engine) collect(st *scanState) {
 }
 
 // rawFlags is the union of unitFlags over a text's units, from its bytes
-// (the units below 128 are its ASCII bytes): a search for each flag's
-// characters, each faster than a loop over the bytes.
-func rawFlags(raw []byte) uint8 {
+// (the units below 128 are its ASCII bytes) and the positions of its
+// leetspeak characters: a search for each other flag's characters, each
+// faster than a loop over the bytes.
+func rawFlags(raw []byte, leet []int32) uint8 {
 	var f uint8
-	if nextLeetByte(raw, 0) < len(raw) {
+	if len(leet) > 0 {
 		f |= fLeet
 	}
 	if bytes.IndexByte(raw, '%') >= 0 {
