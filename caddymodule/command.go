@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
@@ -131,31 +132,25 @@ func printResult(w *bufio.Writer, name string, r engine.Result) engine.Verdict {
 	return r.Verdict
 }
 
-// scanJSONL answers one line per input line, in order. Lines are read in
-// batches that the machine's cores scan in parallel; the answers are
-// written in input order, and an error on a line stops the run after the
-// answers to the lines before it.
+// scanJSONL answers one line per input line, in order. Each of the
+// machine's cores runs a worker that takes the next batch of lines from the
+// input itself (so no reader goroutine competes with the workers for the
+// cores) and scans it; the answers are written in input order, and an error
+// on a line stops the run after the answers to the lines before it.
 func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 	type result struct {
 		out []byte
 		err error
 	}
-	type batch struct {
-		data    []byte   // the buffer of the lines
-		lines   [][]byte // slices of data; nil for a blank line
-		size    int      // bytes in lines
-		firstNo int
-		readErr error // after the lines, reading failed
-		done    chan result
-	}
 	workers := runtime.GOMAXPROCS(0)
-	work := make(chan batch, workers)
+	// order holds each batch's answer slot, in input order; a worker sends
+	// it while it holds mu, so the order of the sends is the input's.
 	order := make(chan chan result, 2*workers)
 	stop := make(chan struct{})
 	defer close(stop)
-	// Buffers go round: a batch's lines back to the reader once answered,
-	// an answer back to the workers once written. Fresh memory costs a
-	// page fault every 4 KiB, a good part of a short run.
+	// Buffers go round: a batch's lines back to the next batch once
+	// answered, an answer back to the workers once written. Fresh memory
+	// costs a page fault every 4 KiB, a good part of a short run.
 	inBufs, outBufs := make(chan []byte, 2*workers+2), make(chan []byte, 2*workers+2)
 	get := func(bufs chan []byte, n int) []byte {
 		select {
@@ -174,82 +169,94 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		}
 	}
 
+	var (
+		mu     sync.Mutex // guards the input and what follows
+		rd     = bufio.NewReaderSize(in, 1<<20)
+		lineNo int
+		ended  bool // the input is read to its end, or failed, or the run stopped
+	)
+	// next reads the next batch of about batchSize bytes of lines into
+	// data, grown as needed: the lines (nil for a blank one, which keeps
+	// its number and answers nothing), the first one's number and the read
+	// error after them.
+	next := func(data []byte) (_ []byte, lines [][]byte, first int, err error) {
+		first = lineNo + 1
+		var ends []int // end of each line in data; -1: blank
+		for len(data) < batchSize && err == nil {
+			start := len(data)
+			data, err = readLine(rd, data)
+			lineNo++
+			if len(bytes.TrimSpace(data[start:])) > 0 {
+				ends = append(ends, len(data))
+			} else {
+				data = data[:start]
+				ends = append(ends, -1)
+			}
+		}
+		lines = make([][]byte, len(ends))
+		start := 0
+		for k, end := range ends {
+			if end >= 0 {
+				lines[k] = data[start:end:end]
+				start = end
+			}
+		}
+		return data, lines, first, err
+	}
+
 	for range workers {
 		go func() {
 			var bufs lineBuffers
-			for b := range work {
+			for {
+				mu.Lock()
+				select {
+				case <-stop:
+					ended = true
+				default:
+				}
+				if ended {
+					mu.Unlock()
+					return
+				}
+				data := get(inBufs, batchSize+batchSize/4)
+				data, lines, first, rerr := next(data)
+				if rerr != nil {
+					ended = true
+				}
+				slot := make(chan result, 1)
+				select {
+				case order <- slot:
+				case <-stop:
+					ended = true
+					mu.Unlock()
+					return
+				}
+				if ended {
+					close(order)
+				}
+				mu.Unlock()
+
 				// An answer is the line's other fields and a result that
 				// holds the sanitized text again: about twice the line.
-				out := get(outBufs, 2*b.size+1024)
+				out := get(outBufs, 2*len(data)+1024)
 				var err error
-				for k, line := range b.lines {
+				for k, line := range lines {
 					if out, err = bufs.scanLine(eng, line, out); err != nil {
-						err = fmt.Errorf("line %d: %w", b.firstNo+k, err)
+						err = fmt.Errorf("line %d: %w", first+k, err)
 						break
 					}
 				}
-				if err == nil {
-					err = b.readErr
+				if err == nil && rerr != nil && rerr != io.EOF {
+					err = fmt.Errorf("reading standard input: %w", rerr)
 				}
-				put(inBufs, b.data)
-				b.done <- result{out, err}
+				put(inBufs, data)
+				slot <- result{out, err}
 			}
 		}()
 	}
 
-	// The reader: batches of about batchSize bytes, each with its place in order.
-	go func() {
-		defer close(work)
-		defer close(order)
-		rd := bufio.NewReaderSize(in, 1<<20)
-		lineNo := 0
-		for {
-			b := batch{firstNo: lineNo + 1, done: make(chan result, 1)}
-			// The batch's lines go into one buffer; they are sliced out
-			// once it has stopped growing.
-			data := get(inBufs, batchSize+batchSize/4)
-			var ends []int // end of each line in data; -1: blank
-			var err error
-			for len(data) < batchSize && err == nil {
-				start := len(data)
-				data, err = readLine(rd, data)
-				lineNo++
-				if len(bytes.TrimSpace(data[start:])) > 0 {
-					ends = append(ends, len(data))
-				} else {
-					data = data[:start]
-					ends = append(ends, -1) // keeps line numbers; answers nothing
-				}
-			}
-			b.data, b.lines, b.size = data, make([][]byte, len(ends)), len(data)
-			start := 0
-			for k, end := range ends {
-				if end >= 0 {
-					b.lines[k] = data[start:end:end]
-					start = end
-				}
-			}
-			if err != nil && err != io.EOF {
-				b.readErr = fmt.Errorf("reading standard input: %w", err)
-			}
-			select {
-			case order <- b.done:
-			case <-stop:
-				return
-			}
-			select {
-			case work <- b:
-			case <-stop:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-
-	for done := range order {
-		r := <-done
+	for slot := range order {
+		r := <-slot
 		if _, err := w.Write(r.out); err != nil {
 			return err
 		}
@@ -261,8 +268,10 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 	return nil
 }
 
-// batchSize is about how many bytes of lines make a batch.
-const batchSize = 256 << 10
+// batchSize is about how many bytes of lines make a batch: small enough
+// that the cores share the end of a run evenly, large enough that taking a
+// batch costs little.
+const batchSize = 64 << 10
 
 func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 	for {
