@@ -16,6 +16,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/promptwall/promptwall/caddymodule/warmstart"
 	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/rulebook"
 )
@@ -85,8 +86,9 @@ func runPromptScan(rulebookPath string, jsonl bool, files []string, stdin io.Rea
 			return exitError, errors.New("--jsonl reads standard input only")
 		}
 		// A batch over many lines keeps little alive between lines: fewer
-		// collections cost less than the memory they would save.
-		debug.SetGCPercent(400)
+		// collections cost less than the memory they would save (as the
+		// warm start has it when it runs).
+		debug.SetGCPercent(warmstart.GCPercent)
 		if err := scanJSONL(eng, stdin, out); err != nil {
 			return exitError, err
 		}
