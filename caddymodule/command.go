@@ -173,7 +173,7 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 
 	var (
 		mu     sync.Mutex // guards the input and what follows
-		rd     = bufio.NewReaderSize(in, 1<<20)
+		rd     = bufio.NewReaderSize(in, 64<<10)
 		lineNo int
 		ended  bool // the input is read to its end, or failed, or the run stopped
 	)

@@ -21,7 +21,7 @@ func AppendJSON(dst []byte, r Result, sanitizedBase64 bool) []byte {
 		return append(dst, `"}`...)
 	}
 	dst = append(dst, `,"sanitized":`...)
-	dst = jsonstr.Append(dst, string(r.Sanitized), true)
+	dst = jsonstr.Append(dst, r.Sanitized, true)
 	return append(dst, '}')
 }
 

@@ -310,7 +310,7 @@ const hexDigits = "0123456789abcdef"
 // as \ufffd, U+2028 and U+2029 escaped (so the text stays valid JavaScript), and `<`, `>` and
 // `&` as \u003c, \u003e, \u0026 when html is set (json.Marshal's default) or as they are
 // (SetEscapeHTML(false)).
-func Append(dst []byte, s string, html bool) []byte {
+func Append[S string | []byte](dst []byte, s S, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := nextStop(s, 0, html); i < len(s); i = nextStop(s, i, html) {
@@ -336,7 +336,7 @@ func Append(dst []byte, s string, html bool) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
@@ -355,4 +355,12 @@ func Append(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// decodeRune is utf8.DecodeRune for a string or a byte slice.
+func decodeRune[S string | []byte](s S) (rune, int) {
+	if b, ok := any(s).([]byte); ok {
+		return utf8.DecodeRune(b)
+	}
+	return utf8.DecodeRuneInString(string(s))
 }

@@ -37,6 +37,11 @@ func FuzzDecode(f *testing.F) {
 		if a := Append(nil, want, true); string(a) != string(m) {
 			t.Fatalf("Append(%q, html) = %s, encoding/json %s", want, a, m)
 		}
+		// The wanted text may hold invalid UTF-8 when got did: a byte
+		// slice is written as the string of the same bytes is.
+		if a, b := Append(nil, []byte(tok), true), Append(nil, string(tok), true); string(a) != string(b) {
+			t.Fatalf("Append(%q) of a byte slice = %s, of a string %s", tok, a, b)
+		}
 
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
