@@ -28,20 +28,21 @@ type rule struct {
 	// view for \b: at 0 the pattern itself; at p>0 "one byte, then the
 	// pattern" on text[p-1:]. The anchored forms (\A) try one position only
 	// and run as DFAs (dfa.go). The plain form is compiled with the rulebook
-	// (it proves the translation compiles); the other three on a rule's
-	// first use, since most rules of most runs never get that far.
-	fast    bool
-	src     string
-	scan0   *regexp.Regexp
-	more    sync.Once
-	anchors struct {
-		anch0, anchN *anchoredDFA
-		scanN        *regexp.Regexp
-	}
-	maxLen     int  // longest match in units, -1 unbounded
-	runBounded bool // see jsregex.Literals
-	runBytes   [128]bool
-	maxOther   int
+	// (it proves the translation compiles); the anchored ones on a rule's
+	// first use, since most rules of most runs never get that far; the
+	// fourth only when a pass over the whole text must start after 0,
+	// which few runs need at all.
+	fast         bool
+	src          string
+	scan0        *regexp.Regexp
+	anchorsOnce  sync.Once
+	anch0, anchN *anchoredDFA
+	scanNOnce    sync.Once
+	scanN        *regexp.Regexp
+	maxLen       int  // longest match in units, -1 unbounded
+	runBounded   bool // see jsregex.Literals
+	runBytes     [128]bool
+	maxOther     int
 	// The conjuncts of required literals (see jsregex.Literals), each a
 	// mask over matcher.seen, one word per 64 literals.
 	requiredMasks [][]uint64
@@ -209,16 +210,21 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	return c, nil
 }
 
-// forms returns the anchored forms and the one-byte-of-context form,
-// compiling them on first use. They are the plain form with a fixed prefix,
-// so they compile when it did.
-func (r *rule) forms() (anch0, anchN *anchoredDFA, scanN *regexp.Regexp) {
-	r.more.Do(func() {
-		r.anchors.anch0 = mustCompileDFA(`\A(?:` + r.src + `)`)
-		r.anchors.anchN = mustCompileDFA(`\A(?s:.)(?:` + r.src + `)`)
-		r.anchors.scanN = regexp.MustCompile(`(?s:.)(?:` + r.src + `)`)
+// anchored returns the anchored forms, compiling them on first use. They
+// are the plain form with a fixed prefix, so they compile when it did.
+func (r *rule) anchored() (anch0, anchN *anchoredDFA) {
+	r.anchorsOnce.Do(func() {
+		r.anch0 = mustCompileDFA(`\A(?:` + r.src + `)`)
+		r.anchN = mustCompileDFA(`\A(?s:.)(?:` + r.src + `)`)
 	})
-	return r.anchors.anch0, r.anchors.anchN, r.anchors.scanN
+	return r.anch0, r.anchN
+}
+
+// afterByte returns the form that seeks a match after one byte of
+// context, compiling it on first use.
+func (r *rule) afterByte() *regexp.Regexp {
+	r.scanNOnce.Do(func() { r.scanN = regexp.MustCompile(`(?s:.)(?:` + r.src + `)`) })
+	return r.scanN
 }
 
 // compileFast sets up r on Go's regexp from its translation and returns

@@ -51,7 +51,7 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		if r.scan0 == nil {
 			continue // on the backtracking path
 		}
-		d0, dN, _ := r.forms()
+		d0, dN := r.anchored()
 		for form, expr := range []string{`\A(?:` + r.src + `)`, `\A(?s:.)(?:` + r.src + `)`} {
 			re := regexp.MustCompile(expr)
 			d := d0
@@ -115,7 +115,7 @@ func FuzzDFA(f *testing.F) {
 		if r.scan0 == nil {
 			continue
 		}
-		d0, dN, _ := r.forms()
+		d0, dN := r.anchored()
 		forms = append(forms,
 			form{regexp.MustCompile(`\A(?:` + r.src + `)`), newDFACache(d0, &c.viewTabs)},
 			form{regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`), newDFACache(dN, &c.viewTabs)})

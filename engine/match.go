@@ -49,7 +49,7 @@ func (c *compiled) newMatcher() *matcher {
 // dfaCaches returns the caches of rule i's anchored forms.
 func (m *matcher) dfaCaches(c *compiled, i int) (anch0, anchN *dfaCache) {
 	if m.dfas[2*i] == nil {
-		d0, dN, _ := c.rules[i].forms()
+		d0, dN := c.rules[i].anchored()
 		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0, &c.viewTabs), newDFACache(dN, &c.viewTabs)
 	}
 	return m.dfas[2*i], m.dfas[2*i+1]
@@ -485,7 +485,6 @@ func (m *matcher) windows(r *rule, src []byte, tab *[256]byte, cands []int32, bu
 // matchScan finds matches left to right from position from, in time linear
 // in the text (Go's regexp guarantees it).
 func matchScan(r *rule, enc []byte, from int, emit func(s, e int)) {
-	_, _, scanN := r.forms()
 	n := len(enc)
 	for c := from; c <= n; {
 		var s, e int
@@ -496,7 +495,7 @@ func matchScan(r *rule, enc []byte, from int, emit func(s, e int)) {
 			}
 			s, e = loc[0], loc[1]
 		} else {
-			loc := scanN.FindIndex(enc[c-1:])
+			loc := r.afterByte().FindIndex(enc[c-1:])
 			if loc == nil {
 				return
 			}
