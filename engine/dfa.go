@@ -104,6 +104,10 @@ func runeOpBytes(in *syntax.Inst) byteSet {
 	case in.Op == syntax.InstRune1 && in.Rune[0] < 256:
 		s.add(int(in.Rune[0]))
 		return s
+	case in.Op == syntax.InstRuneAny:
+		return byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	case in.Op == syntax.InstRuneAnyNotNL:
+		return byteSet{^uint64(1 << '\n'), ^uint64(0), ^uint64(0), ^uint64(0)}
 	case in.Op == syntax.InstRune && syntax.Flags(in.Arg)&syntax.FoldCase == 0 && len(in.Rune)%2 == 0:
 		for i := 0; i+1 < len(in.Rune); i += 2 {
 			for r := in.Rune[i]; r <= min(in.Rune[i+1], 255); r++ {

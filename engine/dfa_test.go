@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"testing"
 )
 
@@ -201,3 +202,33 @@ func TestCandidatesOfRawViews(t *testing.T) {
 
 // byteOf is a unit's alphabet byte.
 func (c *compiled) byteOf(u uint16) byte { return c.alphabet.Byte[u] }
+
+// TestRuneOpBytes: the byte set of each rune instruction, from its ranges
+// or its op, is the set MatchRune gives byte by byte; for every rule's
+// anchored forms and for expressions with the other rune ops.
+func TestRuneOpBytes(t *testing.T) {
+	var progs []*syntax.Prog
+	for i := range Default().c.rules {
+		if r := &Default().c.rules[i]; r.fast {
+			d0, dN := r.anchored()
+			progs = append(progs, d0.prog, dN.prog)
+		}
+	}
+	for _, expr := range []string{`a.b`, `(?s:.)x`, `[^\n]y`, `(?i)k[a-c]`, `[\x00-\xff]`, `\xff`, `[a-cx-z0]`} {
+		progs = append(progs, mustCompileDFA(expr).prog)
+	}
+	ops := map[syntax.InstOp]bool{}
+	for _, prog := range progs {
+		for i := range prog.Inst {
+			if in := &prog.Inst[i]; isRuneOp(in.Op) {
+				ops[in.Op] = true
+				if got, want := runeOpBytes(in), byteSetOf(in.MatchRune); got != want {
+					t.Fatalf("%v: bytes %x, MatchRune %x", in, got, want)
+				}
+			}
+		}
+	}
+	if len(ops) != 4 {
+		t.Fatalf("rune ops seen: %v", ops)
+	}
+}
