@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/rulebook/jsregex"
@@ -341,14 +342,30 @@ func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url b
 		if isBytes {
 			// A token holds a whole aligned 8-byte word, and no byte below
 			// '+' (space, most punctuation) is base64: skip the words that
-			// hold one eight bytes at a time. No token starts before the
-			// word ahead of the first word left.
+			// hold one eight bytes at a time. The first such word in a
+			// token has fewer than 8 of its bytes before it, so with the
+			// free bytes that end the word before and begin the word after
+			// it makes 16 or more; a long word of prose mostly does not.
+			// No token starts before the word ahead of the first word left.
 			j := (i + 7) &^ 7
-			for j+8 <= n && hasBelowPlus(binary.LittleEndian.Uint64(bs[j:j+8])) {
+			for {
+				for j+8 <= n && belowPlus(binary.LittleEndian.Uint64(bs[j:j+8])) != 0 {
+					j += 8
+				}
+				if j+8 > n {
+					return
+				}
+				before, after := min(j, 8), min(n-j-8, 8)
+				if j >= 8 {
+					before = bits.LeadingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j-8:j]))) / 8
+				}
+				if j+16 <= n {
+					after = bits.TrailingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j+8:j+16]))) / 8
+				}
+				if before+8+after >= 16 {
+					break
+				}
 				j += 8
-			}
-			if j+8 > n {
-				return
 			}
 			i = max(i, j-8)
 		}
@@ -413,10 +430,11 @@ func plausibleText(b []byte) bool {
 	return units >= 4 && ctrl*10 <= units
 }
 
-// hasBelowPlus reports whether a word of 8 ASCII bytes holds one below
-// '+': adding 0x80-'+' to a byte's low seven bits sets its high bit exactly
-// when the byte is '+' or above, and never carries into the next byte.
-func hasBelowPlus(x uint64) bool {
+// belowPlus has the high bit set in each byte of a word of 8 ASCII bytes
+// that is below '+': adding 0x80-'+' to a byte's low seven bits sets its
+// high bit exactly when the byte is '+' or above, and never carries into
+// the next byte. (A byte of 0x80 or above reads as not below.)
+func belowPlus(x uint64) uint64 {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
-	return ((x&^high)+(0x80-'+')*ones|x)&high != high
+	return ^((x &^ high) + (0x80-'+')*ones | x) & high
 }
