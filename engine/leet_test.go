@@ -116,7 +116,7 @@ func checkLiteralsNear(t *testing.T, c *compiled, texts []string, least int) {
 		}
 		if tx.ascii {
 			c.findLiteralsASCII(tx.raw, m)
-			c.findLiteralsNear(tx.raw, &c.colLeet, appendLeet(nil, tx.raw), m)
+			c.findLiteralsNear(tx.raw, &c.colLeet, tx.leet, m)
 			if !slices.Equal(m.seen, want) {
 				t.Fatalf("raw %q: windows found %x, a full pass %x", s, m.seen, want)
 			}
@@ -180,7 +180,7 @@ func TestCandidatesOfLeetView(t *testing.T) {
 			var units []uint16
 			if tx.ascii {
 				orig = view{src: tx.raw, kind: viewASCII, buf: new([]byte)}
-				leet = view{src: tx.raw, kind: viewLeet, buf: new([]byte), leet: appendLeet([]int32{}, tx.raw)}
+				leet = view{src: tx.raw, kind: viewLeet, buf: new([]byte), leet: append([]int32{}, tx.leet...)}
 			} else {
 				units = tx.units[:n]
 				enc, enc2 := make([]byte, n), make([]byte, n)

@@ -12,6 +12,7 @@ type text struct {
 	raw   []byte
 	ascii bool
 	units []uint16 // empty when ascii
+	leet  []int32  // positions of the leetspeak characters
 	// off holds the byte offset where each unit's character begins, made
 	// on the first byteOffset call (only a text with matches needs it).
 	off   []int32
@@ -70,31 +71,15 @@ func appendOffsets(off []int32, raw []byte) []int32 {
 	return off
 }
 
-func isASCII(b []byte) bool {
-	// Sixteen bytes at a time: this runs over every scanned text.
-	i := 0
-	for ; i+16 <= len(b); i += 16 {
-		v := binary.LittleEndian.Uint64(b[i:]) | binary.LittleEndian.Uint64(b[i+8:])
-		if v&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // decodeText decodes raw as Go's utf8.DecodeRune does: a well-formed
 // sequence is its character, anything else one U+FFFD for one byte.
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
 	t.offOK = false
-	if isASCII(raw) {
+	leet, ascii := asciiLeet(t.leet[:0], raw)
+	if ascii {
 		// Keep the buffers for the next non-ASCII text.
-		t.ascii, t.units = true, t.units[:0]
+		t.ascii, t.units, t.leet = true, t.units[:0], leet
 		return
 	}
 	t.ascii = false
@@ -132,4 +117,5 @@ func decodeText(raw []byte, t *text) {
 		i += size
 	}
 	t.units = units[:k]
+	t.leet = appendLeetUnits(leet[:0], t.units)
 }

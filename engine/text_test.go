@@ -14,7 +14,7 @@ import (
 // multi-byte, four-byte and invalid sequences.
 func TestDecodeText(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b"}
+	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b"}
 	var tx text
 	for range 2000 {
 		var b []byte
@@ -41,6 +41,9 @@ func TestDecodeText(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%q: units %x, want %x", b, got, want)
+		}
+		if wantLeet := appendLeetUnits(nil, want); !slices.Equal(tx.leet, wantLeet) {
+			t.Fatalf("%q: leetspeak at %v, want %v", b, tx.leet, wantLeet)
 		}
 		for i, o := range offs {
 			if g := tx.byteOffset(i); g != o {
@@ -70,7 +73,11 @@ func TestRawFlags(t *testing.T) {
 		for _, c := range b {
 			want |= unitFlags[c]
 		}
-		if got := rawFlags(b, appendLeet(nil, b)); got != want {
+		units := make([]uint16, len(b))
+		for i, c := range b {
+			units[i] = uint16(c)
+		}
+		if got := rawFlags(b, appendLeetUnits(nil, units)); got != want {
 			t.Fatalf("%q: flags %b, want %b", b, got, want)
 		}
 	}

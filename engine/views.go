@@ -49,7 +49,6 @@ type scanState struct {
 	enc   []byte
 	enc2  []byte
 	pct   pctView
-	leet  []int32 // positions of the leetspeak characters
 	m     *matcher
 	spans []span
 }
@@ -72,12 +71,7 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	if t.ascii {
-		st.leet = appendLeet(st.leet[:0], t.raw)
-	} else {
-		st.leet = appendLeetUnits(st.leet[:0], t.units[:n])
-	}
-	flags := rawFlags(t.raw, st.leet)
+	flags := rawFlags(t.raw, t.leet)
 	var enc []byte
 	if t.ascii {
 		c.findLiteralsASCII(t.raw, st.m)
@@ -93,8 +87,8 @@ func (e *Engine) collect(st *scanState) {
 		st.m.keepCandidates(c)
 		var v view
 		if t.ascii {
-			c.findLiteralsNear(t.raw, &c.colLeet, st.leet, st.m)
-			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: st.leet}
+			c.findLiteralsNear(t.raw, &c.colLeet, t.leet, st.m)
+			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
 		} else {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
@@ -105,8 +99,8 @@ func (e *Engine) collect(st *scanState) {
 					enc2[i] = enc[i]
 				}
 			}
-			c.findLiteralsNear(enc2, &c.ac.col, st.leet, st.m)
-			v = view{src: enc2, leet: st.leet}
+			c.findLiteralsNear(enc2, &c.ac.col, t.leet, st.m)
+			v = view{src: enc2, leet: t.leet}
 		}
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
