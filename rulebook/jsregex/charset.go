@@ -2,8 +2,8 @@ package jsregex
 
 import (
 	"math/bits"
+	"slices"
 	"sync"
-	"unicode"
 	"unicode/utf16"
 )
 
@@ -157,62 +157,44 @@ var (
 // canonical returns ECMAScript's non-unicode Canonicalize for every unit:
 // the single-unit upper-case mapping, except that a unit whose full upper
 // case is several units keeps itself, and no non-ASCII unit maps to ASCII
-// (so U+017F ſ never matches s, nor U+212A K k).
+// (so U+017F ſ never matches s, nor U+212A K k). The units it moves are
+// listed in canonical_table.go, generated from Go's Unicode tables by
+// TestCanonicalTable: computing them here took a few milliseconds of every
+// process that compiles a rulebook.
+//
+//go:generate go test -run TestCanonicalTable -update .
 func canonical() []uint16 {
 	canonOnce.Do(func() {
 		t := make([]uint16, 1<<16)
 		for u := range t {
 			t[u] = uint16(u)
-			if u >= 0xD800 && u <= 0xDFFF {
-				continue
-			}
-			up := unicode.ToUpper(rune(u))
-			if up > 0xFFFF || (u >= 128 && up < 128) || fullUpperIsLonger(rune(u)) {
-				continue
-			}
-			t[u] = uint16(up)
+		}
+		for _, p := range canonicalPairs {
+			t[p>>16] = uint16(p)
 		}
 		canonTable = t
-		// Group units by key with counting arrays: a map of 65,536 slices
-		// made this the slowest step of starting a process.
-		count := make([]uint16, 1<<16)
-		for _, k := range t {
-			count[k]++
+		// The classes: each unit that another maps to, with the units that
+		// map to it, grouped by sorting the pairs by their target.
+		byKey := make([]uint32, len(canonicalPairs))
+		for i, p := range canonicalPairs {
+			byKey[i] = p<<16 | p>>16
 		}
-		start := make([]int32, 1<<16+1)
-		for k := range count {
-			n := int32(0)
-			if count[k] > 1 {
-				n = int32(count[k])
+		slices.Sort(byKey)
+		for i := 0; i < len(byKey); {
+			k := uint16(byKey[i] >> 16)
+			var class []uint16
+			if t[k] == k {
+				class = append(class, k)
 			}
-			start[k+1] = start[k] + n
-		}
-		flat := make([]uint16, start[1<<16])
-		fill := append([]int32(nil), start[:1<<16]...)
-		for u, k := range t {
-			if count[k] > 1 {
-				flat[fill[k]] = uint16(u)
-				fill[k]++
+			for ; i < len(byKey) && uint16(byKey[i]>>16) == k; i++ {
+				class = append(class, uint16(byKey[i]))
 			}
-		}
-		for k := range count {
-			if count[k] > 1 {
-				foldClasses = append(foldClasses, flat[start[k]:start[k+1]])
+			if len(class) > 1 {
+				foldClasses = append(foldClasses, class)
 			}
 		}
 	})
 	return canonTable
-}
-
-// fullUpperIsLonger lists the units whose simple upper-case mapping in Go's
-// tables is one unit but whose full mapping (SpecialCasing.txt, which
-// toUpperCase uses) is several: Canonicalize leaves them as they are.
-func fullUpperIsLonger(r rune) bool {
-	switch {
-	case r >= 0x1F80 && r <= 0x1FAF, r == 0x1FB3, r == 0x1FBC, r == 0x1FC3, r == 0x1FCC, r == 0x1FF3, r == 0x1FFC:
-		return true
-	}
-	return false
 }
 
 // FoldCase returns the set of units that match s case-insensitively:
