@@ -50,8 +50,10 @@
 //     the alphabet, as it is or through the leetspeak folding. Only a rule
 //     that needs the linear unanchored search gets an encoded copy.
 //   - Views that cannot report are not built: the leetspeak view needs a
-//     leetspeak character and is searched for words only near them, the
-//     percent view needs a %XX, the base64 view a 16-character run.
+//     leetspeak character, and since it differs from the original only
+//     there, it is searched for words and prefixes only near them (its
+//     other candidates are the original view's); the percent view needs a
+//     %XX, the base64 view a 16-character run.
 //
 // The benchmarks (README, "Performance") measure the result.
 //
