@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
-	"github.com/promptwall/promptwall/rulebook"
 )
 
 // TestScanASCIIChains checks that the four-chain scan finds exactly the
@@ -162,16 +161,9 @@ func TestCandidatesChains(t *testing.T) {
 // above out. For the published rulebook and for one with a rule on the
 // backtracking engine and a rule that needs many columns.
 func TestAutomatonRowsInRange(t *testing.T) {
-	rb, err := rulebook.Parse([]byte(`{"rules_id":"t","version":"1","categories":{"c":"c"},"rules":[
+	custom := engineOf(t, `{"rules_id":"t","version":"1","categories":{"c":"c"},"rules":[
 		{"id":"A-1","category":"c","severity":"suspicious","pattern":"(?<=x)secret (key|word)","flags":"i"},
-		{"id":"A-2","category":"c","severity":"malicious","pattern":"\\b(q[a-z0-9_!#%&*]{2}z|\\u00e9t\\u00e9|xy\\\\d)","flags":"i"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	custom, err := New(rb)
-	if err != nil {
-		t.Fatal(err)
-	}
+		{"id":"A-2","category":"c","severity":"malicious","pattern":"\\b(q[a-z0-9_!#%&*]{2}z|\\u00e9t\\u00e9|xy\\\\d)","flags":"i"}]}`)
 	for _, c := range []*compiled{Default().c, custom.c} {
 		for name, ac := range map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC} {
 			for s := 0; s*ac.k < len(ac.delta); s++ {

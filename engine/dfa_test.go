@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"testing"
 )
 
@@ -151,27 +152,8 @@ func FuzzDFA(f *testing.F) {
 func TestCandidatesOfRawViews(t *testing.T) {
 	c := Default().c
 	m := c.newMatcher()
-	sets := [][]int{}
-	all := []int{}
-	for i := range c.rules {
-		if c.rules[i].hasPrefix {
-			sets = append(sets, []int{i})
-			all = append(all, i)
-		}
-	}
-	sets = append(sets, all)
-	candidatesOf := func(v view, rules []int) [][]int32 {
-		clear(m.active)
-		for _, i := range rules {
-			m.active[i] = true
-		}
-		c.findCandidates(&v, m)
-		out := make([][]int32, len(c.rules))
-		for _, i := range rules {
-			out[i] = append([]int32{}, m.cands[i]...)
-		}
-		return out
-	}
+	sets := prefixRuleSets(c)
+	candidatesOf := func(v view, rules []int) [][]int32 { return c.candidatesWith(m, v, rules) }
 	checked := 0
 	for _, vec := range loadVectors(t) {
 		raw := vec.input(t)
@@ -231,4 +213,34 @@ func TestRuneOpBytes(t *testing.T) {
 	if len(ops) != 4 {
 		t.Fatalf("rune ops seen: %v", ops)
 	}
+}
+
+// prefixRuleSets lists each rule that has prefixes alone (few prefixes:
+// findCandidates searches them by memchr) and all of them together (the
+// automaton).
+func prefixRuleSets(c *compiled) [][]int {
+	var sets [][]int
+	var all []int
+	for i := range c.rules {
+		if c.rules[i].hasPrefix {
+			sets = append(sets, []int{i})
+			all = append(all, i)
+		}
+	}
+	return append(sets, all)
+}
+
+// candidatesWith runs findCandidates over v with exactly rules active and
+// returns a copy of their candidates.
+func (c *compiled) candidatesWith(m *matcher, v view, rules []int) [][]int32 {
+	clear(m.active)
+	for _, i := range rules {
+		m.active[i] = true
+	}
+	c.findCandidates(&v, m)
+	out := make([][]int32, len(c.rules))
+	for _, i := range rules {
+		out[i] = slices.Clone(m.cands[i])
+	}
+	return out
 }

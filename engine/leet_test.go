@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/promptwall/promptwall/rulebook"
 )
 
 // TestLiteralsNearLeet: after the original view's literals, the windows
@@ -52,15 +50,8 @@ func TestLiteralsNearLeet(t *testing.T) {
 	// A rulebook whose literal is as long as literals get (24 bytes) and
 	// made of leetspeak letters, so that windows must reach exactly as far
 	// as a literal from a leetspeak character at its start or end.
-	rb, err := rulebook.Parse([]byte(`{"rules_id":"t","version":"1","categories":{"c":"c"},"rules":[
-		{"id":"L-1","category":"c","severity":"suspicious","pattern":"\\btoast to a tease at seat\\b","flags":"i"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(rb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := engineOf(t, `{"rules_id":"t","version":"1","categories":{"c":"c"},"rules":[
+		{"id":"L-1","category":"c","severity":"suspicious","pattern":"\\btoast to a tease at seat\\b","flags":"i"}]}`)
 	const phrase = "toast to a tease at seat"
 	// The leetspeak character first or last in the literal, and reached
 	// by extending a window from another.
@@ -136,30 +127,8 @@ func checkLiteralsNear(t *testing.T, c *compiled, texts []string, least int) {
 func TestCandidatesOfLeetView(t *testing.T) {
 	c := Default().c
 	m := c.newMatcher()
-	sets := [][]int{}
-	all := []int{}
-	for i := range c.rules {
-		if c.rules[i].hasPrefix {
-			sets = append(sets, []int{i})
-			all = append(all, i)
-		}
-	}
-	sets = append(sets, all)
-	activate := func(rules []int) {
-		clear(m.active)
-		for _, i := range rules {
-			m.active[i] = true
-		}
-	}
-	candidatesOf := func(v view, rules []int) [][]int32 {
-		activate(rules)
-		c.findCandidates(&v, m)
-		out := make([][]int32, len(c.rules))
-		for _, i := range rules {
-			out[i] = slices.Clone(m.cands[i])
-		}
-		return out
-	}
+	sets := prefixRuleSets(c)
+	candidatesOf := func(v view, rules []int) [][]int32 { return c.candidatesWith(m, v, rules) }
 	rng := rand.New(rand.NewPCG(5, 6))
 	checked, kept := 0, 0
 	for _, vec := range loadVectors(t) {
