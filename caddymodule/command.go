@@ -184,7 +184,10 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 	next := func(data []byte) (_ []byte, lines [][]byte, first int, err error) {
 		first = lineNo + 1
 		var ends []int // end of each line in data; -1: blank
-		for len(data) < batchSize && err == nil {
+		// A batch also ends where the input has nothing more to give
+		// without waiting: lines piped in one at a time are answered one
+		// at a time, not when 64 KiB have come.
+		for len(data) < batchSize && err == nil && (len(ends) == 0 || rd.Buffered() > 0) {
 			start := len(data)
 			data, err = readLine(rd, data)
 			lineNo++
@@ -261,6 +264,12 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 		r := <-slot
 		if _, err := w.Write(r.out); err != nil {
 			return err
+		}
+		if len(order) == 0 {
+			// Nothing else is ready: what is answered goes out now.
+			if err := w.Flush(); err != nil {
+				return err
+			}
 		}
 		put(outBufs, r.out)
 		if r.err != nil {
