@@ -48,3 +48,30 @@ func TestHostileBodiesStayProportional(t *testing.T) {
 		t.Logf("%s: %.1f MiB body, %.1f MiB allocated", c.name, float64(len(body))/(1<<20), float64(alloc)/(1<<20))
 	}
 }
+
+// TestPooledTextsCleared: the texts of a small body are collected in the
+// tape's buffer, which goes back to the pool; none of them stays there,
+// and the request's own texts do not share it.
+func TestPooledTextsCleared(t *testing.T) {
+	tp := new(tape)
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"canary 7d1f"},{"role":"assistant","content":"x"}]}`)
+	req, err := tp.parse("/v1/chat/completions", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Texts) != 2 || req.Texts[0].Value != "canary 7d1f" {
+		t.Fatalf("texts %+v", req.Texts)
+	}
+	if cap(tp.texts) == 0 {
+		t.Fatal("the tape kept no buffer: the small-body path was not taken")
+	}
+	for i, tx := range tp.texts[:cap(tp.texts)] {
+		if tx != (Text{}) {
+			t.Fatalf("pooled buffer entry %d still holds %+v", i, tx)
+		}
+	}
+	req.Texts[0].Value = "changed"
+	if tp.texts[:1][0].Value != "" {
+		t.Fatal("the request's texts share the pooled buffer")
+	}
+}

@@ -152,12 +152,31 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 func Parse(urlPath string, body []byte) (*Request, error) {
 	t := getTape()
 	defer putTape(t)
+	return t.parse(urlPath, body)
+}
+
+// parse is Parse with the tape (and its buffers) given.
+func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
 	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
-		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0],
-		texts: make([]Text, 0, min(t.strVals, MaxTexts))}
+		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
+	// The string values bound the texts. Up to smallBody of them, the texts are collected in
+	// the tape's buffer and copied out at their number (a 4 KiB chat has 21 string values and
+	// 10 texts: the bound was most of what a request allocated); past it, in a slice of the
+	// bound, so that a body of many strings allocates in proportion once.
+	const smallBody = 64
+	bound := min(t.strVals, MaxTexts)
+	pooled := bound <= smallBody
+	if pooled {
+		if cap(t.texts) < smallBody {
+			t.texts = make([]Text, 0, smallBody)
+		}
+		w.texts = t.texts[:0]
+	} else {
+		w.texts = make([]Text, 0, bound)
+	}
 	if cap(w.spans) < cap(w.texts) {
 		w.spans = make([]textSpan, 0, cap(w.texts))
 	}
@@ -168,14 +187,21 @@ func Parse(urlPath string, body []byte) (*Request, error) {
 			Msg: "more than " + strconv.Itoa(MaxTexts) + " texts"}
 	}
 	w.finish()
+	texts := w.texts
+	if pooled {
+		// Copy the texts out of the tape's buffer, and clear it before it goes back to the
+		// pool, so that no text outlives its request there.
+		texts = slices.Clone(w.texts)
+		clear(w.texts)
+	}
 	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	// The API walkers visit members in the order of their own rules (content before tool_calls,
 	// say); the contract is body order.
 	byStart := func(a, b Text) int { return a.start - b.start }
-	if !slices.IsSortedFunc(w.texts, byStart) {
-		slices.SortStableFunc(w.texts, byStart)
+	if !slices.IsSortedFunc(texts, byStart) {
+		slices.SortStableFunc(texts, byStart)
 	}
-	return &Request{API: api, Texts: w.texts, body: body}, nil
+	return &Request{API: api, Texts: texts, body: body}, nil
 }
 
 // Rewrite returns a new body in which Texts[i] is replaced by repl[i] for every i in repl, encoded

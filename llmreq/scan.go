@@ -53,6 +53,7 @@ type tape struct {
 	// Buffers of the walker, pooled with the tape (see walker).
 	path, scratch, paths, values []byte
 	spans                        []textSpan
+	texts                        []Text // zeroed before pooling: no text outlives its request
 }
 
 var tapePool = sync.Pool{New: func() any { return new(tape) }}
@@ -62,7 +63,7 @@ func getTape() *tape { return tapePool.Get().(*tape) }
 // putTape returns t to the pool unless a huge body made it so large that keeping it would pin
 // memory for the life of the process.
 func putTape(t *tape) {
-	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 || cap(t.spans) > 1<<16 {
+	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 || cap(t.spans) > 1<<16 || cap(t.texts) > 1<<16 {
 		return
 	}
 	t.nodes = t.nodes[:0]
