@@ -165,31 +165,41 @@ func TestAutomatonRowsInRange(t *testing.T) {
 		{"id":"A-1","category":"c","severity":"suspicious","pattern":"(?<=x)secret (key|word)","flags":"i"},
 		{"id":"A-2","category":"c","severity":"malicious","pattern":"\\b(q[a-z0-9_!#%&*]{2}z|\\u00e9t\\u00e9|xy\\\\d)","flags":"i"}]}`)
 	for _, c := range []*compiled{Default().c, custom.c} {
-		for name, ac := range map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC} {
-			for s := 0; s*ac.k < len(ac.delta); s++ {
-				hasOut := ac.outAt[s] != ac.outAt[s+1]
-				if row := uint32(s * ac.k); hasOut != (row >= ac.out) {
-					t.Fatalf("%s: state %d (row %d) has outputs %v, out %d", name, s, row, hasOut, ac.out)
-				}
+		checkAutomatonRows(t, c)
+	}
+}
+
+// checkAutomatonRows is TestAutomatonRowsInRange's check for one compiled
+// rulebook.
+func checkAutomatonRows(t *testing.T, c *compiled) {
+	t.Helper()
+	for name, ac := range map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC} {
+		if ac == nil {
+			continue // no alphabet: every rule is on the backtracking engine
+		}
+		for s := 0; s*ac.k < len(ac.delta); s++ {
+			hasOut := ac.outAt[s] != ac.outAt[s+1]
+			if row := uint32(s * ac.k); hasOut != (row >= ac.out) {
+				t.Fatalf("%s: state %d (row %d) has outputs %v, out %d", name, s, row, hasOut, ac.out)
 			}
-			for i, next := range ac.delta {
-				if int(next)%ac.k != 0 || int(next)+ac.k > len(ac.delta) {
-					t.Fatalf("%s: transition %d to row %d: k %d, table %d", name, i, next, ac.k, len(ac.delta))
-				}
+		}
+		for i, next := range ac.delta {
+			if int(next)%ac.k != 0 || int(next)+ac.k > len(ac.delta) {
+				t.Fatalf("%s: transition %d to row %d: k %d, table %d", name, i, next, ac.k, len(ac.delta))
 			}
-			tables := map[string]*byteCols{"col": &ac.col}
-			if ac == c.ac {
-				tables["colRaw"], tables["colLeet"] = &c.colRaw, &c.colLeet
-			} else {
-				for kind := range c.prefixCols {
-					tables["prefixCols"+strconv.Itoa(kind)] = &c.prefixCols[kind]
-				}
+		}
+		tables := map[string]*byteCols{"col": &ac.col}
+		if ac == c.ac {
+			tables["colRaw"], tables["colLeet"] = &c.colRaw, &c.colLeet
+		} else {
+			for kind := range c.prefixCols {
+				tables["prefixCols"+strconv.Itoa(kind)] = &c.prefixCols[kind]
 			}
-			for tname, tab := range tables {
-				for b, col := range tab {
-					if int(col) >= ac.k {
-						t.Fatalf("%s: %s[%d] = %d, k %d", name, tname, b, col, ac.k)
-					}
+		}
+		for tname, tab := range tables {
+			for b, col := range tab {
+				if int(col) >= ac.k {
+					t.Fatalf("%s: %s[%d] = %d, k %d", name, tname, b, col, ac.k)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"unicode/utf8"
@@ -106,6 +107,51 @@ func FuzzTranslation(f *testing.F) {
 		c.matchSlow(&rule{slow: slow}, units, func(s, e int) { want = append(want, [2]int{s, e}) })
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("pattern %q on %q:\n go regexp %v\n backtrack %v", pattern, input, got, want)
+		}
+	})
+}
+
+// FuzzCustomRulebook: any rulebook of two patterns compiles to automata
+// that keep the invariant the keyword loop reads them without bounds checks
+// on, and scans any text without a panic, with positions inside it and a
+// safe text's sanitized copy equal to it.
+func FuzzCustomRulebook(f *testing.F) {
+	f.Add(`\bignore (all )?previous\b`, `<\|?(system|im_start)`, []byte("IGNORE previous <|system x 1gn0re"))
+	f.Add(`(?:secret|key)\s*[:=]\s*\S{8,}`, `[^a-z]{3}zz`, []byte("key = abcdefgh123 ZZZzz"))
+	f.Add(`a`, `\u00e9t\u00e9|\u017ft`, []byte("\xc3\xa9t\xc3\xa9 \xc5\xbft a"))
+	f.Add(`(?<=x)y`, `(a)\1`, []byte("xy aa"))
+	f.Fuzz(func(t *testing.T, p1, p2 string, text []byte) {
+		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
+			return
+		}
+		doc, err := json.Marshal(map[string]any{
+			"rules_id": "fuzz", "version": "1", "categories": map[string]string{"c": "c"},
+			"rules": []map[string]string{
+				{"id": "F-1", "category": "c", "severity": "suspicious", "pattern": p1, "flags": "i"},
+				{"id": "F-2", "category": "c", "severity": "malicious", "pattern": p2, "flags": "gi"},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := rulebook.Parse(doc)
+		if err != nil {
+			return // not a pattern
+		}
+		e, err := New(rb)
+		if err != nil {
+			return // too many words to index, say
+		}
+		checkAutomatonRows(t, e.c)
+		r := e.Scan(text)
+		n := utf16Len(text)
+		for _, m := range r.Matches {
+			if m.Start < 0 || m.End > n || m.Start > m.End {
+				t.Fatalf("bad match %+v in a text of %d units", m, n)
+			}
+		}
+		if r.Verdict == Safe && !bytes.Equal(r.Sanitized, text) {
+			t.Fatalf("safe text changed: %q -> %q", text, r.Sanitized)
 		}
 	})
 }
