@@ -29,8 +29,8 @@ func TestScanASCIIChains(t *testing.T) {
 		text := []byte(b.String())
 		got := make([]uint64, (len(c.literals)+63)/64)
 		want := make([]uint64, len(got))
-		c.ac.scan(text, &c.colRaw, got)
-		c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
+		c.ac.scan(text, &c.keywordCols[viewASCII], got)
+		c.ac.resume(text, 0, 0, &c.keywordCols[viewASCII], func(row uint32, _ int) { c.ac.mark(row, want) })
 		if !slices.Equal(got, want) {
 			t.Fatalf("%q: four chains %x, one chain %x", text, got, want)
 		}
@@ -53,8 +53,8 @@ func TestScanASCIIChains(t *testing.T) {
 		placements(c, lit, ' ', func(text []byte, at int) {
 			got := make([]uint64, (len(c.literals)+63)/64)
 			want := make([]uint64, len(got))
-			c.ac.scan(text, &c.colRaw, got)
-			c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, want) })
+			c.ac.scan(text, &c.keywordCols[viewASCII], got)
+			c.ac.resume(text, 0, 0, &c.keywordCols[viewASCII], func(row uint32, _ int) { c.ac.mark(row, want) })
 			if !slices.Equal(got, want) {
 				t.Fatalf("%q at %d of %d bytes: four chains %x, one chain %x", text[at:at+len(lit)], at, len(text), got, want)
 			}
@@ -94,13 +94,13 @@ func BenchmarkKeywords(b *testing.B) {
 		b.Run(strconv.Itoa(size)+"B/four", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				c.ac.scan(text, &c.colRaw, seen)
+				c.ac.scan(text, &c.keywordCols[viewASCII], seen)
 			}
 		})
 		b.Run(strconv.Itoa(size)+"B/one", func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				c.ac.resume(text, 0, 0, &c.colRaw, func(row uint32, _ int) { c.ac.mark(row, seen) })
+				c.ac.resume(text, 0, 0, &c.keywordCols[viewASCII], func(row uint32, _ int) { c.ac.mark(row, seen) })
 			}
 		})
 	}
@@ -190,7 +190,9 @@ func checkAutomatonRows(t *testing.T, c *compiled) {
 		}
 		tables := map[string]*byteCols{"col": &ac.col}
 		if ac == c.ac {
-			tables["colRaw"], tables["colLeet"] = &c.colRaw, &c.colLeet
+			for kind := range c.keywordCols {
+				tables["keywordCols"+strconv.Itoa(kind)] = &c.keywordCols[kind]
+			}
 		} else {
 			for kind := range c.prefixCols {
 				tables["prefixCols"+strconv.Itoa(kind)] = &c.prefixCols[kind]

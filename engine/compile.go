@@ -66,22 +66,20 @@ type compiled struct {
 	// indexes them without a bounds check.
 	ascii, asciiLeet [256]byte
 	// A view's bytes read as alphabet bytes through viewTabs[kind] (see
-	// viewKind); prefixCols[kind] maps them to the prefix automaton's
-	// columns, and preimage[kind][a] is the one byte that reads as a
-	// (noPreimage: none, manyPreimages: several).
-	viewTabs   [3]*[256]byte
-	prefixCols [3]byteCols
-	preimage   [3][256]int16
-	ac         *ahoCorasick
-	literals   []string // the required literals, in alphabet bytes
+	// viewKind); keywordCols[kind] and prefixCols[kind] map them to the
+	// keyword and prefix automata's columns, and preimage[kind][a] is the
+	// one byte that reads as a (noPreimage: none, manyPreimages: several).
+	viewTabs    [3]*[256]byte
+	keywordCols [3]byteCols
+	prefixCols  [3]byteCols
+	preimage    [3][256]int16
+	ac          *ahoCorasick
+	literals    []string // the required literals, in alphabet bytes
 	// litRules[l]: the rules with literal l in a required conjunct;
 	// unconditional: the rules without required literals. A view's rules
 	// worth checking are the union of these over its literals.
 	litRules      [][]uint64
 	unconditional []uint64
-	// Columns of the keyword automaton for ASCII text read as it is, and
-	// read through the leetspeak folding.
-	colRaw, colLeet byteCols
 
 	// The prefixes of all rules, searched in one pass for the rules that
 	// can match a view: prefixRules[lit] lists the rules lit begins.
@@ -134,9 +132,9 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		for b := 0; b < 128; b++ {
 			col[b] = uint32(alpha.Column(byte(b)))
 		}
-		enc, classes := c.keywordColumns(&col, litList)
+		classes := c.keywordColumns(&col, litList)
 		var err error
-		if c.ac, err = newAhoCorasick(litList, &enc, alpha.Size, classes); err != nil {
+		if c.ac, err = newAhoCorasick(litList, &c.keywordCols[viewEncoded], alpha.Size, classes); err != nil {
 			return nil, err
 		}
 		c.literals = litList
@@ -258,11 +256,9 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 
 // keywordColumns chooses the columns of the keyword automaton. Only the
 // classes that occur in a literal need columns of their own; every other
-// byte reads as one class outside them. It sets colRaw and colLeet (ASCII
-// text read as it is and through the leetspeak folding), and returns the
-// columns of alphabet bytes (encoded views) and every column's class, for
-// newAhoCorasick.
-func (c *compiled) keywordColumns(col *byteCols, literals []string) (enc byteCols, classes []int) {
+// byte reads as one class outside them. It sets keywordCols for each kind
+// of view, and returns every column's class, for newAhoCorasick.
+func (c *compiled) keywordColumns(col *byteCols, literals []string) (classes []int) {
 	var inLit [128]bool
 	for _, l := range literals {
 		for i := 0; i < len(l); i++ {
@@ -292,13 +288,14 @@ func (c *compiled) keywordColumns(col *byteCols, literals []string) (enc byteCol
 	// Columns are numbered in the order of their bytes' frequency in
 	// English text, and rows padded to whole cache lines: the transitions
 	// prose takes from a state then mostly share its row's first line.
+	raw, leet, enc := &c.keywordCols[viewASCII], &c.keywordCols[viewLeet], &c.keywordCols[viewEncoded]
 	for _, b := range byFrequency {
-		c.colRaw[b] = column(classOf(col[c.alphabet.Byte[b]]))
+		raw[b] = column(classOf(col[c.alphabet.Byte[b]]))
 	}
 	for b := 0; b < 128; b++ {
-		c.colLeet[b] = c.colRaw[b]
+		leet[b] = raw[b]
 		if unitFlags[b]&fLeet != 0 {
-			c.colLeet[b] = c.colRaw[leetTo[b]]
+			leet[b] = raw[leetTo[b]]
 		}
 	}
 	for a := 0; a < 128; a++ {
@@ -307,7 +304,7 @@ func (c *compiled) keywordColumns(col *byteCols, literals []string) (enc byteCol
 	for len(classes)%16 != 0 { // 16 transitions of 4 bytes: a 64-byte line
 		classes = append(classes, classes[0]) // read by no byte
 	}
-	return enc, classes
+	return classes
 }
 
 // byFrequency lists the ASCII bytes from the most to the least frequent in

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +93,18 @@ func TestTooManyCharacterClassesFallBack(t *testing.T) {
 	if len(r.Matches) != 2 || r.Matches[0].Rule != "CJK-1" || r.Matches[0].Start != 2 || r.Matches[0].End != 4 ||
 		r.Matches[1].Rule != "W-1" || r.Matches[1].Start != 9 || r.Verdict != Malicious {
 		t.Fatalf("got %+v", r.Matches)
+	}
+	// The other views of a non-ASCII text, which reach for the keyword
+	// automaton's tables that a rulebook without the alphabet has none of.
+	for text, view := range map[string]string{
+		"乒 0p3n 53s4m3":                      ViewLeet,
+		"乒 open%20sesame":                    ViewPercent,
+		"乒 b3BlbiBzZXNhbWUgb3BlbiBzZXNhbWU=": ViewBase64,
+	} {
+		r := e.ScanString(text)
+		if len(r.Matches) != 1 || r.Matches[0].Rule != "W-1" || !slices.Contains(r.Matches[0].Views, view) {
+			t.Errorf("%q: got %+v, want W-1 in the %s view", text, r.Matches, view)
+		}
 	}
 }
 

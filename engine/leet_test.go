@@ -12,7 +12,7 @@ import (
 
 // TestLiteralsNearLeet: after the original view's literals, the windows
 // around leetspeak characters add exactly the literals that a full pass over
-// the leetspeak view adds, for ASCII texts (read through colLeet) and for
+// the leetspeak view adds, for ASCII texts (read through the folding) and for
 // the others (encoded units).
 func TestLiteralsNearLeet(t *testing.T) {
 	var texts []string
@@ -100,14 +100,14 @@ func checkLiteralsNear(t *testing.T, c *compiled, texts []string, least int) {
 		c.ac.scan(enc, &c.ac.col, want)
 		c.ac.scan(leet, &c.ac.col, want)
 
-		c.findLiterals(enc, m)
-		c.findLiteralsNear(leet, &c.ac.col, appendLeetUnits(nil, units), m)
+		c.findLiterals(&view{src: enc}, m)
+		c.findLiteralsNear(&view{src: leet, leet: appendLeetUnits(nil, units)}, m)
 		if !slices.Equal(m.seen, want) {
 			t.Fatalf("encoded %q: windows found %x, a full pass %x", s, m.seen, want)
 		}
 		if tx.ascii {
-			c.findLiteralsASCII(tx.raw, m)
-			c.findLiteralsNear(tx.raw, &c.colLeet, tx.leet, m)
+			c.findLiterals(&view{src: tx.raw, kind: viewASCII}, m)
+			c.findLiteralsNear(&view{src: tx.raw, kind: viewLeet, leet: tx.leet}, m)
 			if !slices.Equal(m.seen, want) {
 				t.Fatalf("raw %q: windows found %x, a full pass %x", s, m.seen, want)
 			}

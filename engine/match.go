@@ -112,33 +112,24 @@ func (c *compiled) encoded(v *view) []byte {
 // it is only called when a rule needs it.
 type unitSource func(dst []rune) []rune
 
-// findLiterals records in m.seen which required literals occur in enc.
-func (c *compiled) findLiterals(enc []byte, m *matcher) {
+// findLiterals records in m.seen which required literals occur in v.
+func (c *compiled) findLiterals(v *view, m *matcher) {
 	clear(m.seen)
 	if c.ac != nil {
-		c.ac.scan(enc, &c.ac.col, m.seen)
+		c.ac.scan(v.src, &c.keywordCols[v.kind], m.seen)
 	}
 }
 
-// findLiteralsASCII is findLiterals on an all-ASCII text as it is (the
-// automaton's colRaw columns map its bytes).
-func (c *compiled) findLiteralsASCII(raw []byte, m *matcher) {
-	clear(m.seen)
+// findLiteralsNear adds the required literals that occur in the leetspeak
+// view v near its leetspeak characters, at the positions v.leet
+// (leetWindows): it differs from the original view, already searched, only
+// there, so it has no other new occurrences. A literal seen elsewhere
+// before stays in m.seen: that can only make a rule try in vain, never miss
+// a match.
+func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 	if c.ac != nil {
-		c.ac.scan(raw, &c.colRaw, m.seen)
-	}
-}
-
-// findLiteralsNear adds the required literals that occur in view near its
-// leetspeak characters, at the positions leet (leetWindows): the leetspeak
-// view differs from the original view, already searched, only there, so it
-// has no other new occurrences. col maps the view's bytes to the
-// automaton's columns (colLeet reads an ASCII text through the folding
-// itself). A literal seen elsewhere before stays in m.seen: that can only
-// make a rule try in vain, never miss a match.
-func (c *compiled) findLiteralsNear(view []byte, col *byteCols, leet []int32, m *matcher) {
-	if c.ac != nil {
-		leetWindows(c.ac, view, col, leet, func(lo, hi int) { c.ac.scan(view[lo:hi], col, m.seen) })
+		col := &c.keywordCols[v.kind]
+		leetWindows(c.ac, v.src, col, v.leet, func(lo, hi int) { c.ac.scan(v.src[lo:hi], col, m.seen) })
 	}
 }
 

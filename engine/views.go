@@ -72,36 +72,30 @@ func (e *Engine) collect(st *scanState) {
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
 	flags := rawFlags(t.raw, t.leet)
-	var enc []byte
-	if t.ascii {
-		c.findLiteralsASCII(t.raw, st.m)
-		c.matchView(view{src: t.raw, kind: viewASCII, buf: &st.enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
-	} else {
+	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc}
+	if !t.ascii {
 		st.enc = c.encodeUnits(st.enc, t.units)
-		enc = st.enc
-		c.findLiterals(enc, st.m)
-		c.matchView(view{src: enc}, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+		orig = view{src: st.enc}
 	}
+	c.findLiterals(&orig, st.m)
+	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 
 	if flags&fLeet != 0 {
 		st.m.keepCandidates(c)
-		var v view
-		if t.ascii {
-			c.findLiteralsNear(t.raw, &c.colLeet, t.leet, st.m)
-			v = view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
-		} else {
+		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
+		if !t.ascii {
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
 			for i, u := range t.units[:n] {
 				if u < 128 {
 					enc2[i] = c.asciiLeet[u]
 				} else {
-					enc2[i] = enc[i]
+					enc2[i] = orig.src[i]
 				}
 			}
-			c.findLiteralsNear(enc2, &c.ac.col, t.leet, st.m)
 			v = view{src: enc2, leet: t.leet}
 		}
+		c.findLiteralsNear(&v, st.m)
 		leetUnits := func(dst []rune) []rune {
 			for i := 0; i < n; i++ {
 				u := t.at(i)
@@ -132,8 +126,9 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
-		c.findLiterals(enc2, st.m)
-		c.matchView(view{src: enc2}, pctUnits, st.m, func(rule, s, end int) {
+		pv := view{src: enc2}
+		c.findLiterals(&pv, st.m)
+		c.matchView(pv, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
 			}
