@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/rulebook/jsregex"
@@ -107,11 +108,9 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.matchView(v, leetUnits, st.m, func(rule, s, end int) {
-			for i := s; i < end; i++ {
-				if isLeet(t.at(i)) {
-					emit(vLeet, rule, s, end)
-					return
-				}
+			// The view reports only matches that hold a leetspeak character.
+			if k, _ := slices.BinarySearch(t.leet, int32(s)); k < len(t.leet) && int(t.leet[k]) < end {
+				emit(vLeet, rule, s, end)
 			}
 		})
 	}
