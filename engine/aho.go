@@ -57,10 +57,14 @@ func newAhoCorasick(literals []string, col *byteCols, k int, classes []int) (*ah
 		delta[i] = -1
 	}
 	outs := make([][]int32, 1, most) // literal ids ending at each node
+	inLit := make([]bool, k)         // classes that occur in a literal
+	ov := 0
 	for id, lit := range literals {
+		ov = max(ov, len(lit)-1)
 		s := 0
 		for i := 0; i < len(lit); i++ {
 			c := classOf[col[lit[i]]]
+			inLit[c] = true
 			n := delta[s*k+c]
 			if n < 0 {
 				n = len(outs)
@@ -123,18 +127,9 @@ func newAhoCorasick(literals []string, col *byteCols, k int, classes []int) (*ah
 	if states*cols > maxTransitions {
 		return nil, errAutomatonTooLarge
 	}
-	ac := &ahoCorasick{k: cols, col: *col, out: uint32(out), lit: make([]bool, cols)}
-	inLit := make([]bool, k)
-	for _, lit := range literals {
-		for i := 0; i < len(lit); i++ {
-			inLit[classOf[col[lit[i]]]] = true
-		}
-	}
+	ac := &ahoCorasick{k: cols, ov: ov, col: *col, out: uint32(out), lit: make([]bool, cols)}
 	for c, class := range classOf {
 		ac.lit[c] = inLit[class]
-	}
-	for _, l := range literals {
-		ac.ov = max(ac.ov, len(l)-1)
 	}
 	byIndex := make([][]int32, states)
 	for n := range nodes {
@@ -193,11 +188,12 @@ func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active
 //
 // One chain of table loads, each depending on the last, is bound by the
 // load latency. A long text is walked instead by four independent chains in
-// one loop, which the processor overlaps (BenchmarkKeywords, best of five
-// runs: 3.5x one chain's speed on 4 KiB of prose, 2.3x on 300 bytes). Chain j starts at
-// j*q and runs on ov bytes past where the next one starts: an occurrence
-// that ends in a chain's first ov bytes is whole in the chain before, which
-// reports it, and the chain reports only what ends after them.
+// one loop, which the processor overlaps (BenchmarkKeywords, three runs:
+// 3.5x one chain's speed on 4 KiB of prose, 2.3x on 300 bytes). Chain j
+// starts at j*q and runs on ov bytes past where the next one starts: an
+// occurrence that ends in a chain's first ov bytes is whole in the chain
+// before, which reports it, and the chain reports only what ends after
+// them.
 func (ac *ahoCorasick) walk(text []byte, col *byteCols, hit func(row uint32, end int)) {
 	// Below about 96 bytes one chain is faster: four chains each walk ov
 	// bytes more (BenchmarkKeywords).
