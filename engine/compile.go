@@ -208,12 +208,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	return c, nil
 }
 
-// anchored returns the anchored forms, compiling them on first use. They
-// are the plain form with a fixed prefix, so they compile when it did.
-func (r *rule) anchored() (anch0, anchN *anchoredDFA) {
+// anchored returns the anchored forms for views read through tabs
+// (compiled.viewTabs), compiling them on first use. They are the plain form
+// with a fixed prefix, so they compile when it did.
+func (r *rule) anchored(tabs *[3]*[256]byte) (anch0, anchN *anchoredDFA) {
 	r.anchorsOnce.Do(func() {
-		r.anch0 = mustCompileDFA(`\A(?:` + r.src + `)`)
-		r.anchN = mustCompileDFA(`\A(?s:.)(?:` + r.src + `)`)
+		r.anch0 = mustCompileDFA(`\A(?:`+r.src+`)`, tabs)
+		r.anchN = mustCompileDFA(`\A(?s:.)(?:`+r.src+`)`, tabs)
 	})
 	return r.anch0, r.anchN
 }

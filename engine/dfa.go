@@ -22,15 +22,18 @@ import "regexp/syntax"
 // anchoredDFA is the immutable part of the DFA of one `\A`-anchored
 // expression: its program and the classes of bytes it cannot tell apart.
 type anchoredDFA struct {
-	prog   *syntax.Prog
-	class  [256]uint8 // the class of each byte
-	rep    []byte     // one byte of each class
-	stride int        // transitions per state: the classes, then end of text
+	prog *syntax.Prog
+	// class[kind][b]: the class of byte b of a view of that kind, read
+	// through the view's table (compiled.viewTabs).
+	class  [3][256]uint8
+	rep    []byte // one alphabet byte of each class
+	stride int    // transitions per state: the classes, then end of text
 }
 
-// compileDFA compiles expr as regexp.Compile does. The texts it is run on
-// are alphabet bytes, all ASCII, so each byte is one rune.
-func compileDFA(expr string) (*anchoredDFA, error) {
+// compileDFA compiles expr as regexp.Compile does, for views read through
+// tabs. The texts it is run on are alphabet bytes, all ASCII, so each byte
+// is one rune.
+func compileDFA(expr string, tabs *[3]*[256]byte) (*anchoredDFA, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil, err
@@ -68,12 +71,18 @@ func compileDFA(expr string) (*anchoredDFA, error) {
 		}
 	}
 	var first [256]int // rep index + 1 of each class id
+	var byteClass [256]uint8
 	for b := range 256 {
 		if first[class[b]] == 0 {
 			d.rep = append(d.rep, byte(b))
 			first[class[b]] = len(d.rep)
 		}
-		d.class[b] = uint8(first[class[b]] - 1)
+		byteClass[b] = uint8(first[class[b]] - 1)
+	}
+	for kind, tab := range tabs {
+		for b := range 256 {
+			d.class[kind][b] = byteClass[tab[b]]
+		}
 	}
 	d.stride = len(d.rep) + 1
 	return d, nil
@@ -120,8 +129,8 @@ func runeOpBytes(in *syntax.Inst) byteSet {
 }
 
 // mustCompileDFA is compileDFA for an expression regexp has compiled.
-func mustCompileDFA(expr string) *anchoredDFA {
-	d, err := compileDFA(expr)
+func mustCompileDFA(expr string, tabs *[3]*[256]byte) *anchoredDFA {
+	d, err := compileDFA(expr, tabs)
 	if err != nil {
 		panic("compiling " + expr + ": " + err.Error())
 	}
@@ -161,7 +170,6 @@ const (
 // dfaCache holds the states of one anchoredDFA that texts have needed.
 type dfaCache struct {
 	d         *anchoredDFA
-	class     [3][256]uint8 // byte class of each view kind's bytes
 	maxStates int
 	index     map[string]int32
 	trans     []int32  // stride per state; next state | dfaMatched, or dfaUnknown
@@ -177,15 +185,9 @@ type dfaCache struct {
 	key    []byte
 }
 
-// newDFACache makes an empty cache of d's states for views read through
-// tabs (compiled.viewTabs).
-func newDFACache(d *anchoredDFA, tabs *[3]*[256]byte) *dfaCache {
+// newDFACache makes an empty cache of d's states.
+func newDFACache(d *anchoredDFA) *dfaCache {
 	c := &dfaCache{d: d, maxStates: dfaMaxStates, seen: make([]uint32, len(d.prog.Inst))}
-	for kind, tab := range tabs {
-		for b := range 256 {
-			c.class[kind][b] = d.class[tab[b]]
-		}
-	}
 	c.reset()
 	return c
 }
@@ -222,7 +224,7 @@ func (c *dfaCache) intern(pcs []uint32, prev uint8) int32 {
 // end on b's alphabet bytes.
 func (c *dfaCache) end(b []byte, kind viewKind) int {
 	d := c.d
-	class := &c.class[kind]
+	class := &d.class[kind]
 	s, end := int32(dfaStart), -1
 	for i := 0; ; i++ {
 		cls := len(d.rep) // end of text

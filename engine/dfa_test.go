@@ -53,14 +53,14 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		if r.scan0 == nil {
 			continue // on the backtracking path
 		}
-		d0, dN := r.anchored()
+		d0, dN := r.anchored(&c.viewTabs)
 		for form, expr := range []string{`\A(?:` + r.src + `)`, `\A(?s:.)(?:` + r.src + `)`} {
 			re := regexp.MustCompile(expr)
 			d := d0
 			if form == 1 {
 				d = dN
 			}
-			roomy, tiny := newDFACache(d, &c.viewTabs), newDFACache(d, &c.viewTabs)
+			roomy, tiny := newDFACache(d), newDFACache(d)
 			tiny.maxStates = 4
 			for _, tx := range texts {
 				enc := tx.enc
@@ -117,10 +117,10 @@ func FuzzDFA(f *testing.F) {
 		if r.scan0 == nil {
 			continue
 		}
-		d0, dN := r.anchored()
+		d0, dN := r.anchored(&c.viewTabs)
 		forms = append(forms,
-			form{regexp.MustCompile(`\A(?:` + r.src + `)`), newDFACache(d0, &c.viewTabs)},
-			form{regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`), newDFACache(dN, &c.viewTabs)})
+			form{regexp.MustCompile(`\A(?:` + r.src + `)`), newDFACache(d0)},
+			form{regexp.MustCompile(`\A(?s:.)(?:` + r.src + `)`), newDFACache(dN)})
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 512 {
@@ -190,14 +190,15 @@ func (c *compiled) byteOf(u uint16) byte { return c.alphabet.Byte[u] }
 // anchored forms and for expressions with the other rune ops.
 func TestRuneOpBytes(t *testing.T) {
 	var progs []*syntax.Prog
-	for i := range Default().c.rules {
-		if r := &Default().c.rules[i]; r.fast {
-			d0, dN := r.anchored()
+	c := Default().c
+	for i := range c.rules {
+		if r := &c.rules[i]; r.fast {
+			d0, dN := r.anchored(&c.viewTabs)
 			progs = append(progs, d0.prog, dN.prog)
 		}
 	}
 	for _, expr := range []string{`a.b`, `(?s:.)x`, `[^\n]y`, `(?i)k[a-c]`, `[\x00-\xff]`, `\xff`, `[a-cx-z0]`} {
-		progs = append(progs, mustCompileDFA(expr).prog)
+		progs = append(progs, mustCompileDFA(expr, &c.viewTabs).prog)
 	}
 	ops := map[syntax.InstOp]bool{}
 	for _, prog := range progs {

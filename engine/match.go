@@ -48,8 +48,8 @@ func (c *compiled) newMatcher() *matcher {
 // dfaCaches returns the caches of rule i's anchored forms.
 func (m *matcher) dfaCaches(c *compiled, i int) (anch0, anchN *dfaCache) {
 	if m.dfas[2*i] == nil {
-		d0, dN := c.rules[i].anchored()
-		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0, &c.viewTabs), newDFACache(dN, &c.viewTabs)
+		d0, dN := c.rules[i].anchored(&c.viewTabs)
+		m.dfas[2*i], m.dfas[2*i+1] = newDFACache(d0), newDFACache(dN)
 	}
 	return m.dfas[2*i], m.dfas[2*i+1]
 }

@@ -8,7 +8,7 @@ import (
 
 // text is a scanned input as UTF-16 code units (SPEC section 1). For an
 // all-ASCII input (the common case) units and byte offsets are the bytes
-// themselves and nothing is allocated.
+// themselves, and only the list of leetspeak positions is kept.
 type text struct {
 	raw   []byte
 	ascii bool
