@@ -47,11 +47,11 @@ func splitObject(b []byte, out []member, textBuf *[]byte) ([]member, error) {
 	} else {
 		for {
 			ks := i
-			if i = jsonstr.End(b, i); i < 0 {
+			var key []byte
+			if i, key, _, _ = jsonstr.DecodeAt(nil, b, i, false); i < 0 {
 				return nil, errInvalid
 			}
 			rawKey := b[ks:i]
-			key, _ := jsonstr.DecodeValid(nil, rawKey)
 			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
 				return nil, errInvalid
 			}

@@ -74,17 +74,6 @@ func Plain(b []byte, i int) int {
 	return i
 }
 
-// DecodeValid returns the value of the literal lit (quotes included), which
-// End has found valid, as encoding/json decodes it: a slice of lit when it
-// has no escape and is valid UTF-8, else appended to dst[:0] (copied).
-func DecodeValid(dst, lit []byte) (v []byte, copied bool) {
-	s := lit[1 : len(lit)-1]
-	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-		return s, false
-	}
-	return Unquote(dst[:0], s), true
-}
-
 func isHex4(b []byte) bool {
 	for _, c := range b {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
@@ -156,7 +145,7 @@ func hex4(b []byte) rune {
 }
 
 // DecodeAt reads the JSON string literal that starts at b[i] (a '"') in
-// one pass, as End and DecodeValid would in two: it returns
+// one pass, as End and Unquote would in two: it returns
 // the index just past the literal (-1 when there is no valid literal there,
 // as for End), the literal's value (a slice of b when it has no escape and
 // is valid UTF-8, else appended to dst[:0]; copied says which), and whether

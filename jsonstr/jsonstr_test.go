@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
-// End and DecodeValid must take and decode a literal exactly as
+// End and DecodeAt must take and decode a literal exactly as
 // encoding/json does, and refuse what it refuses.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`"abc"`, `"a\nb\"c\\"`, `"\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"\u00e9\/"`, `"bad\q"`, `"ctl` + "\x01" + `"`, `"\ud83d\u0041"`, `"`, `"<a&b>\u2028"`, `"\u003c\u0026\u001f\u0008 \u2029"`, `"a\"\\\b\f\n\r\t\u0000\u001F"`, "\"\xe2\x80\xa8 \xef\xbf\xbd\"", `"\ufffd\u00e9\uD83D\uDE00"`} {
@@ -19,7 +20,7 @@ func FuzzDecode(f *testing.F) {
 		ok := End(tok, 0) == len(tok)
 		var got []byte
 		if ok {
-			got, _ = DecodeValid(nil, tok)
+			_, got, _, _ = DecodeAt(nil, tok, 0, true)
 		}
 		var want string
 		err := json.Unmarshal(tok, &want)
@@ -53,8 +54,9 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzDecodeAt: the one-pass reader agrees with End and DecodeValid on
-// where a literal ends, its value and whether it was copied, and says it is
+// FuzzDecodeAt: the one-pass reader agrees with End and Unquote on where a
+// literal ends and its value, copies it exactly when it has an escape or
+// invalid UTF-8, and says it is
 // canonical exactly when Append writes the value back as the literal, with
 // and without HTML escaping.
 func FuzzDecodeAt(f *testing.F) {
@@ -73,9 +75,11 @@ func FuzzDecodeAt(f *testing.F) {
 				continue
 			}
 			lit := b[:end]
-			wantV, wantCopied := DecodeValid(nil, lit)
+			s := lit[1 : len(lit)-1]
+			wantV := Unquote(nil, s)
+			wantCopied := bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s)
 			if string(v) != string(wantV) || copied != wantCopied {
-				t.Fatalf("%q: value %q copied %v, DecodeValid %q %v", lit, v, copied, wantV, wantCopied)
+				t.Fatalf("%q: value %q copied %v, Unquote %q, copy %v", lit, v, copied, wantV, wantCopied)
 			}
 			if same := string(Append(nil, string(wantV), html)) == string(lit); canonical != same {
 				t.Fatalf("%q (html %v): canonical %v; Append writes it back: %v", lit, html, canonical, same)
