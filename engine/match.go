@@ -115,8 +115,13 @@ type unitSource func(dst []rune) []rune
 // findLiterals records in m.seen which required literals occur in v.
 func (c *compiled) findLiterals(v *view, m *matcher) {
 	clear(m.seen)
-	if c.ac != nil {
-		c.ac.scan(v.src, &c.keywordCols[v.kind], m.seen)
+	if c.ac == nil {
+		return
+	}
+	// Only the views of an ASCII text are bytes below 128 for scanWide.
+	col := &c.keywordCols[v.kind]
+	if v.kind == viewEncoded || !c.ac.scanWide(v.src, col, m.seen) {
+		c.ac.scan(v.src, col, m.seen)
 	}
 }
 

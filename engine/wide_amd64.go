@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The keyword automaton over a long ASCII text, 64 chains at once with
+// AVX-512 (wide_amd64.s).
+//
+// The scalar walk is one dependent table load per byte and chain, and with
+// four chains it is bound by the instructions each step takes. Here each
+// of four registers holds sixteen chains: a step maps sixteen bytes to
+// their columns in one byte permute (VPERMI2B over the 128-entry column
+// table, which is why the text must be ASCII) and loads sixteen
+// transitions in one gather, four times over. The chains' bytes come
+// sixteen blocks of four at a time, read as 64 bytes per chain and
+// transposed (wideTranspose). The states with outputs are stored to a
+// buffer (VPCOMPRESSD) that Go reads after the call, so a step with a hit
+// costs a few instructions, not a return to Go. A literal seen twice is
+// marked twice, which marking allows; that is also why the chains may
+// overlap by more than they need to.
+
+// wideLanes is the number of chains.
+const wideLanes = 64
+
+// The hit buffer's size, and how much of it a call keeps free: a block of
+// four steps adds at most four hits per chain.
+const (
+	wideHits    = 1024
+	wideHitRoom = 4 * wideLanes
+)
+
+// wideMinLen is the shortest text walked by the wide chains. Each of them
+// walks the longest literal again before its own part, so they pay for
+// themselves only on texts many times wideLanes*ov long (BenchmarkKeywords).
+const wideMinLen = 16 << 10
+
+// haveWide reports whether the processor has the instructions the kernel
+// uses: AVX-512 F and BW, and VBMI for the byte permute.
+var haveWide = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
+
+// wideState is what the kernel reads and writes; wide_amd64.s knows its
+// layout (TestWideStateLayout).
+type wideState struct {
+	delta  *uint32
+	text   *byte
+	hits   *uint32
+	nhits  int // hits stored
+	hitEnd int // the kernel returns once nhits is beyond it
+	out    uint32
+	_      uint32
+	cols   [128]byte        // ASCII byte -> column
+	pos    [wideLanes]int32 // each chain's next byte
+	rows   [wideLanes]uint32
+	tbuf   [16][wideLanes]uint32 // block k of every chain (wideTranspose)
+}
+
+// wideWalk runs up to blocks blocks of four steps of every chain and
+// returns how many it ran: fewer when the hit buffer fills.
+//
+//go:noescape
+func wideWalk(w *wideState, blocks int) int
+
+// wideTranspose reads the next sixteen blocks of every chain into w.tbuf,
+// block by block, and moves the chains on by 64 bytes.
+//
+//go:noescape
+func wideTranspose(w *wideState)
+
+// wideWalkBuf runs blocks from up to to of w.tbuf as wideWalk runs blocks,
+// and returns the block it stopped at: to, or before when the hit buffer
+// fills.
+//
+//go:noescape
+func wideWalkBuf(w *wideState, from, to int) int
+
+// scanWide does what scan does, for a text of ASCII bytes (below 128), with
+// the wide chains; it reports false, having done nothing, when they do not
+// apply.
+func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool {
+	n := len(text)
+	if !haveWide || n < wideMinLen || ac.k > 256 || n >= 1<<31 || wideStride(n, ac.ov) < 4*ac.ov {
+		return false
+	}
+	var w wideState
+	var hits [wideHits]uint32
+	for b := range w.cols {
+		w.cols[b] = byte(col[b])
+	}
+	// Chain l >= 1 starts ov bytes before l*s, so that every occurrence
+	// that ends after l*s starts in what it walks; chain 0 starts at 0. They
+	// start at multiples of four, so that no load of four bytes crosses a
+	// cache line, and all walk the last one's way to the end of the text, so
+	// that they step together (the others walk past their part a little).
+	// (Chains 4 KiB apart read bytes of the same few sets of the L1 cache;
+	// that costs the gathers of wideWalk much, the loads of wideTranspose
+	// little, as each of their lines is read once.)
+	ov := ac.ov
+	s := wideStride(n, ov)
+	for l := range wideLanes {
+		w.pos[l] = int32(max(0, l*s-ov) &^ 3)
+	}
+	steps := n - int(w.pos[wideLanes-1])
+	w.delta = unsafe.SliceData(ac.delta)
+	w.text = unsafe.SliceData(text)
+	w.hits = &hits[0]
+	w.hitEnd = wideHits - wideHitRoom
+	w.out = ac.out
+	flush := func() {
+		for _, row := range hits[:w.nhits] {
+			ac.mark(row, seen)
+		}
+		w.nhits = 0
+	}
+	blocks := steps / 4
+	for ; blocks >= 16; blocks -= 16 {
+		wideTranspose(&w)
+		for b := 0; b < 16; {
+			b = wideWalkBuf(&w, b, 16)
+			flush()
+		}
+	}
+	for blocks > 0 {
+		blocks -= wideWalk(&w, blocks)
+		flush()
+	}
+	// The steps left over from the blocks of four, chain by chain.
+	last := steps &^ 3
+	for l := range wideLanes {
+		from := int(w.pos[l])
+		end := from + steps - last
+		ac.resume(text[from:end], w.rows[l], from, col, func(row uint32, _ int) { ac.mark(row, seen) })
+	}
+	return true
+}
+
+// wideStride is the distance between the chains' starts in a text of n
+// bytes, for literals of up to ov+1 bytes: the last chain, which walks to
+// the end, then walks at most 66+ov bytes more than the others would need.
+func wideStride(n, ov int) int { return (n - ov - 3) / wideLanes }
