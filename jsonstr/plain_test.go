@@ -1,13 +1,14 @@
 package jsonstr
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
 
-// TestPlainExact compares the eight-bytes-at-a-time Plain with a byte loop
-// over the same bytes, from every start, on strings dense in the bytes
-// it must stop at and the ones next to them.
+// TestPlainExact compares Plain with a byte loop over the same bytes, from
+// every start, on short strings dense in the bytes it must stop at and the
+// ones next to them.
 func TestPlainExact(t *testing.T) {
 	alphabet := []byte{'a', ' ', '"', '\\', 0x00, 0x1F, 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -30,4 +31,152 @@ func TestPlainExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// plainRef is Plain as a byte loop, the reference for the fast ones.
+func plainRef(b []byte, i int) int {
+	for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// checkPlain compares Plain and plainSWAR with plainRef from every start.
+func checkPlain(t *testing.T, b []byte) {
+	t.Helper()
+	want := -1
+	for from := 0; from <= len(b); from++ {
+		if want < from { // else the next stop is still the one at want
+			want = plainRef(b, from)
+		}
+		if got := Plain(b, from); got != want {
+			t.Fatalf("Plain(%q, %d) = %d, want %d", b, from, got, want)
+		}
+		if got := plainSWAR(b, from); got != want {
+			t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, from, got, want)
+		}
+	}
+}
+
+// plainNearMisses are plain bytes next to the stop bytes' values, or
+// theirs with the high bit set.
+var plainNearMisses = []byte{0x20, 0x21, 0x7F, 0x80, 0x9F, 0xA2, 0xDC, 0xFF, 0x5B, 0x5D, 0x23, 'a'}
+
+// TestPlainStopEverywhere puts each stop byte at each position of strings
+// of every length up to 200 (three of the kernel's 64-byte steps, a lone
+// 32-byte block, a tail) among near misses, so that every lane of every
+// block sees each stop byte.
+func TestPlainStopEverywhere(t *testing.T) {
+	for n := 0; n <= 200; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = plainNearMisses[i%len(plainNearMisses)]
+		}
+		checkPlain(t, b)
+		for _, stop := range []byte{'"', '\\', 0x00, 0x1F} {
+			for pos := range b {
+				old := b[pos]
+				b[pos] = stop
+				checkPlain(t, b)
+				b[pos] = old
+			}
+		}
+	}
+}
+
+// TestPlainRandom compares Plain with plainRef on random strings dense in
+// near misses, with runs between stops from a few bytes to a few hundred.
+func TestPlainRandom(t *testing.T) {
+	stops := []byte{'"', '\\', 0x00, 0x01, 0x1E, 0x1F}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, rng.IntN(300))
+		run := 1 + rng.IntN(200) // mean distance between stops
+		for i := range b {
+			switch c := byte(rng.IntN(256)); {
+			case rng.IntN(run) == 0:
+				b[i] = stops[rng.IntN(len(stops))]
+			case rng.IntN(2) == 0:
+				b[i] = plainNearMisses[rng.IntN(len(plainNearMisses))]
+			case c >= 0x20 && c != '"' && c != '\\':
+				b[i] = c
+			default:
+				b[i] = 'x'
+			}
+		}
+		checkPlain(t, b)
+	}
+}
+
+// TestPlainSWAR tests the fallback itself, which a machine with AVX2 runs
+// only for the last bytes of a long string.
+func TestPlainSWAR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 3000; n++ {
+		b := make([]byte, rng.IntN(100))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(8) != 0 && (b[i] < 0x20 || b[i] == '"' || b[i] == '\\') {
+				b[i] = 0x80 | b[i] // mostly plain, so that runs are long
+			}
+		}
+		for from := 0; from <= len(b); from++ {
+			if got, want := plainSWAR(b, from), plainRef(b, from); got != want {
+				t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, from, got, want)
+			}
+		}
+	}
+}
+
+// FuzzPlain compares Plain and plainSWAR with plainRef.
+func FuzzPlain(f *testing.F) {
+	f.Add([]byte(`"abc"`), uint(0))
+	f.Add([]byte(`a long string literal that spans more than sixty-four bytes, with an \"escape\" and`+"\x01\x1f\x7f\x80\xff"), uint(3))
+	f.Add(make([]byte, 100), uint(40))
+	f.Fuzz(func(t *testing.T, b []byte, from uint) {
+		i := int(from % uint(len(b)+1))
+		want := plainRef(b, i)
+		if got := Plain(b, i); got != want {
+			t.Fatalf("Plain(%q, %d) = %d, want %d", b, i, got, want)
+		}
+		if got := plainSWAR(b, i); got != want {
+			t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, i, got, want)
+		}
+	})
+}
+
+// BenchmarkPlain scans runs of plain text up to a closing quote, with the
+// SWAR loop alone, called as Plain was before it had the AVX2 kernel,
+// alongside for comparison.
+func BenchmarkPlain(b *testing.B) {
+	for _, n := range []int{16, 256, 4 << 10, 256 << 10} {
+		text := make([]byte, n)
+		for i := range text {
+			text[i] = "Lorem ipsum dolor sit amet, \xc3\xa9t\xc3\xa9 "[i%34]
+		}
+		text[n-1] = '"'
+		b.Run(fmt.Sprintf("Plain/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if Plain(text, 0) != n-1 {
+					b.Fatal("wrong offset")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("SWAR/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if plainSWARCall(text, 0) != n-1 {
+					b.Fatal("wrong offset")
+				}
+			}
+		})
+	}
+}
+
+// plainSWARCall is plainSWAR as Plain was before the AVX2 kernel: one call.
+//
+//go:noinline
+func plainSWARCall(b []byte, i int) int {
+	return plainSWAR(b, i)
 }

@@ -1,0 +1,26 @@
+package jsonstr
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 says whether plain may call plainAVX2.
+var useAVX2 = cpu.X86.HasAVX2
+
+// plainAVX2 returns the offset of the first stop byte in b's whole 32-byte
+// blocks, or the length of those blocks when they have none. It reads
+// nothing past them, so nothing past b.
+//
+//go:noescape
+func plainAVX2(b []byte) int
+
+// plain is Plain: the kernel over the whole 32-byte blocks from i, the SWAR
+// loop for the rest.
+func plain(b []byte, i int) int {
+	// Below 32 bytes the kernel has no block to test: the call would be
+	// pure cost.
+	if useAVX2 && len(b)-i >= 32 {
+		i += plainAVX2(b[i:])
+	}
+	// After a hit the SWAR loop returns at its first word; after a miss it
+	// reads the last 0-31 bytes.
+	return plainSWAR(b, i)
+}

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package jsonstr
+
+func plain(b []byte, i int) int {
+	return plainSWAR(b, i)
+}
