@@ -11,14 +11,14 @@ func TestPlainGuardPages(t *testing.T) {
 	page := syscall.Getpagesize()
 	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
 	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	data := mem[page : 2*page : 2*page]
 	for i := range data {

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
+)
+
+// TestScanWideGuardPages runs the wide chains on texts that begin or end
+// at the edge of an inaccessible page: a read outside the text crashes the
+// test.
+func TestScanWideGuardPages(t *testing.T) {
+	page := syscall.Getpagesize()
+	size := (64<<10 + page - 1) / page * page
+	mem, err := syscall.Mmap(-1, 0, size+2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[page+size:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	data := mem[page : page+size : page+size]
+	copy(data, chatbody.Prose(size, 3))
+	c := Default().c
+	col := &c.keywordCols[viewASCII]
+	for _, n := range []int{wideMinLen, wideMinLen + 1, wideMinLen + 2, wideMinLen + 3, 40001, size} {
+		for _, text := range [][]byte{data[:n:n], data[size-n:]} {
+			got := make([]uint64, (len(c.literals)+63)/64)
+			one := make([]uint64, len(got))
+			if !c.ac.scanWide(text, col, got) {
+				c.ac.scan(text, col, got)
+			}
+			c.ac.resume(text, 0, 0, col, func(row uint32, _ int) { c.ac.mark(row, one) })
+			if !slices.Equal(got, one) {
+				t.Fatalf("%d bytes: wide %x, one chain %x", n, got, one)
+			}
+		}
+	}
+}
