@@ -89,7 +89,7 @@ func placements(c *compiled, word string, filler byte, f func(text []byte, at in
 func BenchmarkKeywords(b *testing.B) {
 	c := Default().c
 	seen := make([]uint64, (len(c.literals)+63)/64)
-	for _, size := range []int{96, 300, 4 << 10, 256 << 10} {
+	for _, size := range []int{96, 300, 4 << 10, 6 << 10, 16 << 10, 256 << 10} {
 		text := []byte(chatbody.Prose(size, 0))
 		b.Run(strconv.Itoa(size)+"B/wide", func(b *testing.B) {
 			b.SetBytes(int64(size))

@@ -20,7 +20,7 @@ type wideState struct {
 
 const (
 	wideLanes  = 64
-	wideMinLen = 16 << 10
+	wideMinLen = 6 << 10
 )
 
 var haveWide = false
