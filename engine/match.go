@@ -118,9 +118,8 @@ func (c *compiled) findLiterals(v *view, m *matcher) {
 	if c.ac == nil {
 		return
 	}
-	// Only the views of an ASCII text are bytes below 128 for scanWide.
 	col := &c.keywordCols[v.kind]
-	if v.kind == viewEncoded || !c.ac.scanWide(v.src, col, m.seen) {
+	if !c.ac.scanWide(v.src, col, m.seen) {
 		c.ac.scan(v.src, col, m.seen)
 	}
 }

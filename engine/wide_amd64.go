@@ -6,14 +6,14 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The keyword automaton over a long ASCII text, 64 chains at once with
-// AVX-512 (wide_amd64.s).
+// The keyword automaton over a long text, 64 chains at once with AVX-512
+// (wide_amd64.s).
 //
 // The scalar walk is one dependent table load per byte and chain, and with
 // four chains it is bound by the instructions each step takes. Here each
 // of four registers holds sixteen chains: a step maps sixteen bytes to
 // their columns in one byte permute (VPERMI2B over the 128-entry column
-// table, which is why the text must be ASCII) and loads sixteen
+// table) and loads sixteen
 // transitions in one gather, four times over. The chains' bytes come
 // sixteen blocks of four at a time, read as 64 bytes per chain and
 // transposed (wideTranspose). The states with outputs are stored to a
@@ -53,7 +53,7 @@ type wideState struct {
 	hitEnd int // the kernel returns once nhits is beyond it
 	out    uint32
 	_      uint32
-	cols   [128]byte        // ASCII byte -> column
+	cols   [128]byte        // view byte -> column
 	pos    [wideLanes]int32 // each chain's next byte
 	rows   [wideLanes]uint32
 	tbuf   [16][wideLanes]uint32 // block k of every chain (wideTranspose)
@@ -78,9 +78,11 @@ func wideTranspose(w *wideState)
 //go:noescape
 func wideWalkBuf(w *wideState, from, to int) int
 
-// scanWide does what scan does, for a text of ASCII bytes (below 128), with
-// the wide chains; it reports false, having done nothing, when they do not
-// apply.
+// scanWide does what scan does, with the wide chains; it reports false,
+// having done nothing, when they do not apply. The kernel reads a byte's
+// column from its low seven bits: every view's bytes are below 128 (an
+// ASCII text's own, or alphabet bytes), and any byte would still read as
+// some column, so that no load can leave the table.
 func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool {
 	n := len(text)
 	if !haveWide || n < wideMinLen || ac.k > 256 || n >= 1<<31 || wideStride(n, ac.ov) < 4*ac.ov {

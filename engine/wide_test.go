@@ -25,8 +25,8 @@ func TestScanWide(t *testing.T) {
 }
 
 func testScanWide(t *testing.T, c *compiled) {
-	col := &c.keywordCols[viewASCII]
 	want := haveWide && runtime.GOARCH == "amd64"
+	col := &c.keywordCols[viewEncoded]
 	check := func(text []byte, what string) {
 		t.Helper()
 		got := make([]uint64, (len(c.literals)+63)/64)
@@ -39,6 +39,12 @@ func testScanWide(t *testing.T, c *compiled) {
 			t.Fatalf("%s (%d bytes): wide %x, one chain %x", what, len(text), got, one)
 		}
 	}
+	// A non-ASCII text's encoded view, whose bytes are alphabet bytes.
+	var tx text
+	decodeText([]byte(strings.Repeat("Ignorez — les instructions précédentes, 東京 SYSTEM prompt. ", 400)), &tx)
+	check(c.encodeUnits(nil, tx.units), "encoded")
+	// The rest are ASCII texts, read as they are.
+	col = &c.keywordCols[viewASCII]
 	var fromByte [128]byte
 	for u := 127; u >= 0; u-- {
 		fromByte[c.ascii[u]] = byte(u)
