@@ -112,8 +112,21 @@ func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool 
 	w.hits = &hits[0]
 	w.hitEnd = wideHits - wideHitRoom
 	w.out = ac.out
+	// A state's outputs are marked once: prose reaches the states of its
+	// common words over and over, and mark divides. Rows are multiples of
+	// k, itself a multiple of 16 (keywordColumns), so row/16 tells states
+	// apart.
+	var marked [128]uint64
+	dedupe := ac.k%16 == 0 && len(ac.delta)/16 <= len(marked)*64
 	flush := func() {
 		for _, row := range hits[:w.nhits] {
+			if dedupe {
+				i := row / 16
+				if marked[i/64]&(1<<(i%64)) != 0 {
+					continue
+				}
+				marked[i/64] |= 1 << (i % 64)
+			}
 			ac.mark(row, seen)
 		}
 		w.nhits = 0
