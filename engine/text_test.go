@@ -125,9 +125,10 @@ func leetRef(raw []byte) ([]int32, bool) {
 	return pos, true
 }
 
-// checkASCIILeet compares asciiLeet and its word loop alone with the byte
-// loop, appending to a list that holds a position already. On a text that
-// is not all ASCII only the answer counts.
+// checkASCIILeet compares asciiLeet, which gives a text of a block or more
+// to the kernel, and its word loop alone with the byte loop, appending to
+// a list that holds a position already. On a text that is not all ASCII
+// only the answer counts.
 func checkASCIILeet(t *testing.T, raw []byte) {
 	t.Helper()
 	want, wantASCII := leetRef(raw)
@@ -222,8 +223,24 @@ func TestASCIILeetPlaces(t *testing.T) {
 	}
 }
 
+// longText repeats a fuzzed text, as long as it is not empty, up to
+// longTextMin bytes or more, so that the kernels take it too.
+func longText(text []byte) []byte {
+	if len(text) == 0 || len(text) >= longTextMin {
+		return text
+	}
+	return bytes.Repeat(text, longTextMin/len(text)+1)
+}
+
+// longTextMin is longer than the shortest texts that the kernels take
+// (TestKernelMins).
+const longTextMin = 300
+
 func FuzzASCIILeet(f *testing.F) {
 	f.Add([]byte("7@$$@7 1337 h4x0r"))
 	f.Add([]byte("{\"max_tokens\":256,\"model\":\"gpt-4o\"} caf\xc3\xa9"))
-	f.Fuzz(func(t *testing.T, text []byte) { checkASCIILeet(t, text) })
+	f.Fuzz(func(t *testing.T, text []byte) {
+		checkASCIILeet(t, text)
+		checkASCIILeet(t, longText(text))
+	})
 }
