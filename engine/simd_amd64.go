@@ -9,9 +9,12 @@ import (
 // hasAVX2 tells whether the AVX2 kernels of simd_amd64.s can run.
 var hasAVX2 = cpu.X86.HasAVX2
 
-// The shortest texts for the kernel: a whole block, from which it is
+// The shortest texts for the kernels: a whole block, from which they are
 // faster than the words (measured).
-const leetKernelMin = 64
+const (
+	leetKernelMin  = 64
+	tokenKernelMin = 64
+)
 
 // leetAVX2 writes the positions of the leetspeak characters of raw from
 // position from to pos, and returns how many it wrote and the position it
@@ -23,6 +26,12 @@ const leetKernelMin = 64
 //
 //go:noescape
 func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii bool)
+
+// tokenSkipAVX2 returns the first position of s where 16 base64 bytes
+// start, len(s) when there is none; 0 when s is shorter than a block.
+//
+//go:noescape
+func tokenSkipAVX2(s []byte) int
 
 // asciiLeetBlocks is asciiLeet with the AVX2 kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
@@ -42,4 +51,14 @@ func asciiLeetBlocks(dst []int32, raw []byte) ([]int32, int, bool) {
 		// Room for the next block's positions, only when it has some.
 		dst, i = slices.Grow(dst, 64), end
 	}
+}
+
+// skipBlocks returns the first position at or after i where 16 base64
+// bytes start, len(bs) when there is none, with the AVX2 kernel; or i,
+// for skipWords, when bs[i:] is too short for it.
+func skipBlocks(bs []byte, i int) int {
+	if !hasAVX2 || len(bs)-i < tokenKernelMin {
+		return i
+	}
+	return i + tokenSkipAVX2(bs[i:])
 }

@@ -9,8 +9,8 @@ import (
 
 // TestKernelMins: the fuzz targets' long texts reach the kernels.
 func TestKernelMins(t *testing.T) {
-	if leetKernelMin > longTextMin {
-		t.Fatalf("kernel from %d bytes, long texts from %d", leetKernelMin, longTextMin)
+	if leetKernelMin > longTextMin || tokenKernelMin > longTextMin {
+		t.Fatalf("kernels from %d and %d bytes, long texts from %d", leetKernelMin, tokenKernelMin, longTextMin)
 	}
 }
 
@@ -68,6 +68,21 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 	}
 }
 
+// tokenSkipRef is what tokenSkipAVX2 returns.
+func tokenSkipRef(s []byte) int {
+	if len(s) < 64 {
+		return 0
+	}
+	return firstWindow(s, 0)
+}
+
+func checkTokenSkip(t *testing.T, s []byte) {
+	t.Helper()
+	if got, want := tokenSkipAVX2(s), tokenSkipRef(s); got != want {
+		t.Fatalf("%q: %d, want %d", s, got, want)
+	}
+}
+
 // TestLeetAVX2: every byte value alone at every place of a block among
 // letters or among leetspeak characters, in a text of three blocks and a
 // tail, read from the start, from a later block and from the tail, with
@@ -98,5 +113,48 @@ func TestLeetAVX2(t *testing.T) {
 			b[rng.IntN(len(b))] = 0x80 | byte(rng.IntN(128))
 		}
 		checkLeetAVX2(t, b, rng.IntN(len(b)+1), rng.IntN(2*len(b)+64))
+	}
+}
+
+// TestTokenSkipAVX2: every byte value alone at every place of three blocks
+// of base64 bytes; a run of 15 to 17 base64 bytes at every place among
+// spaces, and two runs that make 16 with one byte between; random texts.
+func TestTokenSkipAVX2(t *testing.T) {
+	needAVX2(t)
+	const letters = "QUJDREVGR0hJSktMTU5PUA+/-_09azAZ"
+	for c := range 256 {
+		for at := range 3 * 64 {
+			b := bytes.Repeat([]byte(letters), 7)[:200]
+			b[at] = byte(c)
+			checkTokenSkip(t, b)
+		}
+	}
+	for n := 0; n <= 300; n++ {
+		b := make([]byte, n)
+		for at := range n {
+			for run := 15; run <= 17; run++ {
+				for i := range b {
+					b[i] = ' '
+				}
+				copy(b[at:min(at+run, n)], letters)
+				checkTokenSkip(t, b)
+				if at+run < n {
+					b[at+run-7] = '.'
+					checkTokenSkip(t, b)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(16, 17))
+	for range 20000 {
+		b := make([]byte, rng.IntN(1000))
+		for i := range b {
+			if rng.IntN(12) == 0 {
+				b[i] = " .=\xff"[rng.IntN(4)]
+			} else {
+				b[i] = letters[rng.IntN(len(letters))]
+			}
+		}
+		checkTokenSkip(t, b)
 	}
 }

@@ -29,7 +29,9 @@ func TestKernelsStayInside(t *testing.T) {
 				s[i] = "aB3 @$+/_-="[(i+n)%11]
 			}
 			leetAVX2(make([]int32, len(s)+64), s, 0)
+			tokenSkipAVX2(s)
 			asciiLeet(nil, s)
+			findTokens(s, func(int, int, int, bool) {})
 		}
 	}
 }

@@ -62,8 +62,9 @@ func firstWindow(s []byte, i int) int {
 	return len(s)
 }
 
-// checkTokens compares the byte path of findTokens, which skips words,
-// with the unit path, which looks at every unit, and with the definition.
+// checkTokens compares the byte path of findTokens, which skips blocks and
+// words, with the unit path, which looks at every unit, and with the
+// definition.
 func checkTokens(t *testing.T, text []byte) {
 	t.Helper()
 	want := tokensRef(text)
@@ -79,13 +80,16 @@ func checkTokens(t *testing.T, text []byte) {
 	}
 }
 
-// checkSkips: skipping words from position i of text stops at or before
-// the first place a token can start.
+// checkSkips: each way of skipping, from position i of text, stops at or
+// before the first place a token can start.
 func checkSkips(t *testing.T, text []byte, i int) {
 	t.Helper()
 	w := firstWindow(text, i)
 	if k := skipWords(text, i); k < i || k > w {
 		t.Fatalf("%q: skipWords from %d: %d, first window at %d", text, i, k, w)
+	}
+	if k := skipBlocks(text, i); k < i || k > w {
+		t.Fatalf("%q: skipBlocks from %d: %d, first window at %d", text, i, k, w)
 	}
 }
 
@@ -94,7 +98,7 @@ func TestFindTokensSkipping(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 20000; n++ {
 		var text []byte
-		// Mostly short texts; some long ones.
+		// Mostly short texts, for the words; some long ones, for the blocks.
 		size := rng.IntN(120)
 		if n%10 == 0 {
 			size = rng.IntN(1000)
@@ -111,7 +115,8 @@ func TestFindTokensSkipping(t *testing.T) {
 
 // TestFindTokensPlaces: a run of 15 to 17 base64 bytes among spaces, and
 // each byte near the alphabet's edges alone among base64 bytes, at every
-// place of texts of every length up to 300, from every start alignment.
+// place of texts of every length up to 300 (past where the blocks start),
+// from every start alignment.
 func TestFindTokensPlaces(t *testing.T) {
 	buf := make([]byte, 300+64)
 	edges := []byte{'+', '/', '-', '_', '=', ' ', '*', ',', '.', '0', '9', ':', '@', 'A', 'Z', '[', '`', 'a', 'z', '{', 0x7f, 0x80, 0xff}
@@ -145,9 +150,11 @@ func FuzzFindTokens(f *testing.F) {
 	f.Add([]byte("aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ= and SGVsbG8sIFdvcmxkIQ=="))
 	f.Add([]byte("0123456789abcdef 0123456789abcde-_ QUJDREVGR0hJSktMTU5PUA"))
 	f.Fuzz(func(t *testing.T, text []byte) {
-		checkTokens(t, text)
-		for i := range len(text) + 1 {
-			checkSkips(t, text, i)
+		for _, text := range [][]byte{text, longText(text)} {
+			checkTokens(t, text)
+			for i := range len(text) + 1 {
+				checkSkips(t, text, i)
+			}
 		}
 	})
 }

@@ -328,8 +328,8 @@ func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url b
 	bs, isBytes := any(s).([]byte)
 	for i := 0; i+16 <= n; {
 		if isBytes {
-			// Words that cannot hold the start of a token.
-			if i = skipWords(bs, i); i+16 > n {
+			// Blocks, then words, that cannot hold the start of a token.
+			if i = skipWords(bs, skipBlocks(bs, i)); i+16 > n {
 				return
 			}
 		}
