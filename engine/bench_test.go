@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,6 +70,59 @@ func BenchmarkScanProse(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for i := 0; i < b.N; i++ {
 				e.Scan(text)
+			}
+		})
+	}
+}
+
+// passTexts are the inputs of the per-text pass benchmarks: prose of a
+// short message, a paragraph and a long-context body, and digit-heavy
+// JSON (chat bodies and tool output carry many numbers).
+func passTexts() []struct {
+	name string
+	text []byte
+} {
+	digits := func(n int) []byte {
+		var b []byte
+		for i := 0; len(b) < n; i++ {
+			b = fmt.Appendf(b, `{"id":%d,"price":%d.%02d,"sku":"A%05d","tags":["x","y"]}, `, 1700000000+i*7919, i%1000, i%100, i*37%100000)
+		}
+		return b[:n]
+	}
+	return []struct {
+		name string
+		text []byte
+	}{
+		{"prose64B", []byte(chatbody.Prose(64, 0))},
+		{"prose1KiB", []byte(chatbody.Prose(1<<10, 0))},
+		{"prose256KiB", []byte(chatbody.Prose(256<<10, 0))},
+		{"digits1KiB", digits(1 << 10)},
+		{"digits256KiB", digits(256 << 10)},
+	}
+}
+
+// BenchmarkASCIILeet measures the pass that tells an ASCII text and lists
+// its leetspeak positions.
+func BenchmarkASCIILeet(b *testing.B) {
+	for _, in := range passTexts() {
+		b.Run(in.name, func(b *testing.B) {
+			dst := make([]int32, 0, len(in.text))
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				dst, _ = asciiLeet(dst[:0], in.text)
+			}
+		})
+	}
+}
+
+// BenchmarkFindTokens measures the base64 token search over an ASCII text.
+func BenchmarkFindTokens(b *testing.B) {
+	for _, in := range passTexts() {
+		b.Run(in.name, func(b *testing.B) {
+			n := 0
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				findTokens(in.text, func(start, runEnd, end int, url bool) { n++ })
 			}
 		})
 	}

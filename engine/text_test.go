@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -107,4 +108,139 @@ func TestHasPctEscape(t *testing.T) {
 			t.Fatalf("%q: build %v, want %v", b, got, want)
 		}
 	}
+}
+
+// leetRef is asciiLeet as a byte loop.
+func leetRef(raw []byte) ([]int32, bool) {
+	var pos []int32
+	for i, b := range raw {
+		if b >= 0x80 {
+			return nil, false
+		}
+		switch b {
+		case '0', '1', '3', '4', '5', '7', '@', '$':
+			pos = append(pos, int32(i))
+		}
+	}
+	return pos, true
+}
+
+// checkASCIILeet compares asciiLeet, which gives a text of a block or more
+// to the kernel, and its word loop alone with the byte loop, appending to
+// a list that holds a position already. On a text that is not all ASCII
+// only the answer counts.
+func checkASCIILeet(t *testing.T, raw []byte) {
+	t.Helper()
+	want, wantASCII := leetRef(raw)
+	for _, f := range []struct {
+		name string
+		leet func(dst []int32, raw []byte) ([]int32, bool)
+	}{
+		{"asciiLeet", asciiLeet},
+		{"asciiLeetWords", func(dst []int32, raw []byte) ([]int32, bool) { return asciiLeetWords(dst, raw, 0) }},
+	} {
+		got, ascii := f.leet([]int32{-1}, raw)
+		if ascii != wantASCII {
+			t.Fatalf("%s(%q): ASCII %v, want %v", f.name, raw, ascii, wantASCII)
+		}
+		if got[0] != -1 || ascii && !slices.Equal(got[1:], want) {
+			t.Fatalf("%s(%q): %v, want [-1] and %v", f.name, raw, got, want)
+		}
+	}
+}
+
+// TestASCIILeet: on texts of every byte value, and on texts where each
+// byte is alone among letters or among leetspeak characters at every place
+// in a word or in a few blocks, asciiLeet lists what the byte loop and the
+// unit path list.
+func TestASCIILeet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var texts [][]byte
+	for range 300 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		texts = append(texts, b)
+	}
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte("abcdefghijklmnopq")
+			b[at] = byte(c)
+			texts = append(texts, b)
+		}
+		for at := range 200 {
+			b := bytes.Repeat([]byte("13@$"), 50)
+			b[at] = byte(c)
+			texts = append(texts, b)
+		}
+	}
+	texts = append(texts, []byte("@A@A$%0123456789"), []byte("7@$$@7 1337 h4x0r"))
+	for _, text := range texts {
+		checkASCIILeet(t, text)
+		units := make([]uint16, len(text))
+		for i, b := range text {
+			units[i] = uint16(b)
+		}
+		got, ascii := asciiLeet(nil, text)
+		if want := appendLeetUnits(nil, units); ascii && !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, unit by unit %v", text, got, want)
+		}
+	}
+}
+
+// TestASCIILeetPlaces: each leetspeak character, a near miss or a byte of
+// 0x80 or above, alone among letters, at every place of texts of every
+// length up to 300, from every start alignment; and random texts of up to
+// 20,000 bytes, whose lists grow on the way.
+func TestASCIILeetPlaces(t *testing.T) {
+	buf := make([]byte, 300+64)
+	bytesAt := []byte("013457@$2689/:?#%\x00\x7f\x80\xc3\xff")
+	for n := 0; n <= 300; n++ {
+		for at := 0; at < n; at++ {
+			align := (n + at) % 64
+			text := buf[align : align+n]
+			for i := range text {
+				text[i] = "The quick brown fox, jumps."[i%27]
+			}
+			for _, c := range bytesAt {
+				text[at] = c
+				checkASCIILeet(t, text)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(12, 13))
+	for range 300 {
+		text := make([]byte, rng.IntN(20000))
+		for i := range text {
+			const alphabet = "abc de0f1.3@$\n"
+			text[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(3) == 0 && len(text) > 0 {
+			text[rng.IntN(len(text))] = 0x80 + byte(rng.IntN(128))
+		}
+		checkASCIILeet(t, text)
+	}
+}
+
+// longText repeats a fuzzed text, as long as it is not empty, up to
+// longTextMin bytes or more, so that the kernels take it too.
+func longText(text []byte) []byte {
+	if len(text) == 0 || len(text) >= longTextMin {
+		return text
+	}
+	return bytes.Repeat(text, longTextMin/len(text)+1)
+}
+
+// longTextMin is longer than the shortest texts that the kernels take
+// (TestKernelMins).
+const longTextMin = 300
+
+func FuzzASCIILeet(f *testing.F) {
+	f.Add([]byte("7@$$@7 1337 h4x0r"))
+	f.Add([]byte("{\"max_tokens\":256,\"model\":\"gpt-4o\"} caf\xc3\xa9"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		checkASCIILeet(t, text)
+		checkASCIILeet(t, longText(text))
+	})
 }

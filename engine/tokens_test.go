@@ -19,20 +19,77 @@ func tokensOf[T byte | uint16](s []T) []token {
 	return out
 }
 
-// checkTokens compares the byte path of findTokens, which skips words
-// eight bytes at a time, with the unit path, which looks at every unit.
-func checkTokens(t *testing.T, text []byte) {
-	for _, b := range text {
-		if b >= 0x80 {
-			return // the byte path only sees ASCII texts
+// isB64Ref is the base64 alphabet of SPEC section 3.4, spelled out.
+func isB64Ref(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+// tokensRef is findTokens as the definition reads: every whole run of
+// base64 bytes, taken or not as it is.
+func tokensRef(s []byte) []token {
+	var out []token
+	for i := 0; i < len(s); {
+		if !isB64Ref(s[i]) {
+			i++
+			continue
 		}
+		start, std, url := i, false, false
+		for ; i < len(s) && isB64Ref(s[i]); i++ {
+			std = std || s[i] == '+' || s[i] == '/'
+			url = url || s[i] == '-' || s[i] == '_'
+		}
+		end := i
+		for end < len(s) && end-i < 2 && s[end] == '=' {
+			end++
+		}
+		if n := i - start; n >= 16 && !(std && url) && n%4 != 1 {
+			out = append(out, token{start, i, end, url})
+		}
+	}
+	return out
+}
+
+// firstWindow is the first position from i where 16 base64 bytes start,
+// len(s) when there is none.
+func firstWindow(s []byte, i int) int {
+	for run := 0; i < len(s); i++ {
+		if run++; !isB64Ref(s[i]) {
+			run = 0
+		} else if run == 16 {
+			return i - 15
+		}
+	}
+	return len(s)
+}
+
+// checkTokens compares the byte path of findTokens, which skips blocks and
+// words, with the unit path, which looks at every unit, and with the
+// definition.
+func checkTokens(t *testing.T, text []byte) {
+	t.Helper()
+	want := tokensRef(text)
+	if got := tokensOf(text); !slices.Equal(got, want) {
+		t.Fatalf("%q: byte path %v, definition %v", text, got, want)
 	}
 	units := make([]uint16, len(text))
 	for i, b := range text {
 		units[i] = uint16(b)
 	}
-	if got, want := tokensOf(text), tokensOf(units); !slices.Equal(got, want) {
-		t.Fatalf("%q: byte path %v, unit path %v", text, got, want)
+	if got := tokensOf(units); !slices.Equal(got, want) {
+		t.Fatalf("%q: unit path %v, definition %v", text, got, want)
+	}
+}
+
+// checkSkips: each way of skipping, from position i of text, stops at or
+// before the first place a token can start.
+func checkSkips(t *testing.T, text []byte, i int) {
+	t.Helper()
+	w := firstWindow(text, i)
+	if k := skipWords(text, i); k < i || k > w {
+		t.Fatalf("%q: skipWords from %d: %d, first window at %d", text, i, k, w)
+	}
+	if k := skipBlocks(text, i); k < i || k > w {
+		t.Fatalf("%q: skipBlocks from %d: %d, first window at %d", text, i, k, w)
 	}
 }
 
@@ -41,52 +98,63 @@ func TestFindTokensSkipping(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 20000; n++ {
 		var text []byte
-		for len(text) < rng.IntN(120) {
+		// Mostly short texts, for the words; some long ones, for the blocks.
+		size := rng.IntN(120)
+		if n%10 == 0 {
+			size = rng.IntN(1000)
+		}
+		for len(text) < size {
 			text = append(text, pieces[rng.IntN(len(pieces))]...)
 		}
 		checkTokens(t, text)
+		for i := range len(text) + 1 {
+			checkSkips(t, text, i)
+		}
+	}
+}
+
+// TestFindTokensPlaces: a run of 15 to 17 base64 bytes among spaces, and
+// each byte near the alphabet's edges alone among base64 bytes, at every
+// place of texts of every length up to 300 (past where the blocks start),
+// from every start alignment.
+func TestFindTokensPlaces(t *testing.T) {
+	buf := make([]byte, 300+64)
+	edges := []byte{'+', '/', '-', '_', '=', ' ', '*', ',', '.', '0', '9', ':', '@', 'A', 'Z', '[', '`', 'a', 'z', '{', 0x7f, 0x80, 0xff}
+	const letters = "aZ09+/QUJDREVGR0hJ"
+	for n := 0; n <= 300; n++ {
+		for at := 0; at < n; at++ {
+			align := (n + at) % 64
+			text := buf[align : align+n]
+			for run := 15; run <= 17; run++ {
+				for i := range text {
+					text[i] = ' '
+				}
+				copy(text[at:min(at+run, n)], letters)
+				checkTokens(t, text)
+				checkSkips(t, text, 0)
+				checkSkips(t, text, at)
+			}
+			for i := range text {
+				text[i] = letters[i%len(letters)%4] // no '+' or '/'
+			}
+			for _, c := range edges {
+				text[at] = c
+				checkTokens(t, text)
+				checkSkips(t, text, at/2)
+			}
+		}
 	}
 }
 
 func FuzzFindTokens(f *testing.F) {
 	f.Add([]byte("aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ= and SGVsbG8sIFdvcmxkIQ=="))
 	f.Add([]byte("0123456789abcdef 0123456789abcde-_ QUJDREVGR0hJSktMTU5PUA"))
-	f.Fuzz(func(t *testing.T, text []byte) { checkTokens(t, text) })
-}
-
-// TestASCIILeet: the byte path, which looks at words eight bytes at a
-// time, finds what the unit path finds on ASCII texts and turns the others
-// down, on texts of every byte value and on texts where each byte is alone
-// among letters, at every place in a word.
-func TestASCIILeet(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var texts [][]byte
-	for range 300 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = byte(rng.IntN(256))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		for _, text := range [][]byte{text, longText(text)} {
+			checkTokens(t, text)
+			for i := range len(text) + 1 {
+				checkSkips(t, text, i)
+			}
 		}
-		texts = append(texts, b)
-	}
-	for c := range 256 {
-		for at := range 17 {
-			b := []byte("abcdefghijklmnopq")
-			b[at] = byte(c)
-			texts = append(texts, b)
-		}
-	}
-	texts = append(texts, []byte("@A@A$%0123456789"), []byte("7@$$@7 1337 h4x0r"))
-	for _, text := range texts {
-		units := make([]uint16, len(text))
-		for i, b := range text {
-			units[i] = uint16(b)
-		}
-		got, ascii := asciiLeet(nil, text)
-		if want := !slices.ContainsFunc(text, func(b byte) bool { return b >= 0x80 }); ascii != want {
-			t.Fatalf("%q: ASCII %v, want %v", text, ascii, want)
-		}
-		if want := appendLeetUnits(nil, units); ascii && !slices.Equal(got, want) {
-			t.Fatalf("%q: %v, unit by unit %v", text, got, want)
-		}
-	}
+	})
 }

@@ -328,34 +328,10 @@ func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url b
 	bs, isBytes := any(s).([]byte)
 	for i := 0; i+16 <= n; {
 		if isBytes {
-			// A token holds a whole aligned 8-byte word, and no byte below
-			// '+' (space, most punctuation) is base64: skip the words that
-			// hold one eight bytes at a time. The first such word in a
-			// token has fewer than 8 of its bytes before it, so with the
-			// free bytes that end the word before and begin the word after
-			// it makes 16 or more; a long word of prose mostly does not.
-			// No token starts before the word ahead of the first word left.
-			j := (i + 7) &^ 7
-			for {
-				for j+8 <= n && belowPlus(binary.LittleEndian.Uint64(bs[j:j+8])) != 0 {
-					j += 8
-				}
-				if j+8 > n {
-					return
-				}
-				before, after := min(j, 8), min(n-j-8, 8)
-				if j >= 8 {
-					before = bits.LeadingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j-8:j]))) / 8
-				}
-				if j+16 <= n {
-					after = bits.TrailingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j+8:j+16]))) / 8
-				}
-				if before+8+after >= 16 {
-					break
-				}
-				j += 8
+			// Blocks, then words, that cannot hold the start of a token.
+			if i = skipWords(bs, skipBlocks(bs, i)); i+16 > n {
+				return
 			}
-			i = max(i, j-8)
 		}
 		// A token needs 16 base64 characters in a row: the last character
 		// of the next 16 that is not one rules out every start up to it
@@ -396,6 +372,38 @@ func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url b
 			continue
 		}
 		token(start, runEnd, i, url)
+	}
+}
+
+// skipWords returns a position from i up to the first one at or after i
+// where 16 base64 bytes start, len(bs) when there is none, eight bytes at a
+// time. A token holds a whole aligned 8-byte word, and no byte below '+'
+// (space, most punctuation) is base64: it skips the words that hold one.
+// The first such word in a token has fewer than 8 of its bytes before it,
+// so with the free bytes that end the word before and begin the word after
+// it makes 16 or more; a long word of prose mostly does not. No token
+// starts before the word ahead of the first word left.
+func skipWords(bs []byte, i int) int {
+	n := len(bs)
+	j := (i + 7) &^ 7
+	for {
+		for j+8 <= n && belowPlus(binary.LittleEndian.Uint64(bs[j:j+8])) != 0 {
+			j += 8
+		}
+		if j+8 > n {
+			return n
+		}
+		before, after := min(j, 8), min(n-j-8, 8)
+		if j >= 8 {
+			before = bits.LeadingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j-8:j]))) / 8
+		}
+		if j+16 <= n {
+			after = bits.TrailingZeros64(belowPlus(binary.LittleEndian.Uint64(bs[j+8:j+16]))) / 8
+		}
+		if before+8+after >= 16 {
+			return max(i, j-8)
+		}
+		j += 8
 	}
 }
 

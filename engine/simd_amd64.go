@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"slices"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX2 tells whether the AVX2 kernels of simd_amd64.s can run.
+var hasAVX2 = cpu.X86.HasAVX2
+
+// The shortest texts for the kernels: a whole block, from which they are
+// faster than the words (measured).
+const (
+	leetKernelMin  = 64
+	tokenKernelMin = 64
+)
+
+// leetAVX2 writes the positions of the leetspeak characters of raw from
+// position from to pos, and returns how many it wrote and the position it
+// stopped at: it reads whole blocks of 64 bytes, then the bytes after them
+// as the end of the last 64 bytes (those before from are the caller's,
+// ASCII), and stops before a block that has positions when pos has no room
+// for 64 more, or with ascii false at one that holds a byte of 0x80 or
+// above. It does nothing on a raw shorter than a block.
+//
+//go:noescape
+func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii bool)
+
+// tokenSkipAVX2 returns the first position of s where 16 base64 bytes
+// start, len(s) when there is none; 0 when s is shorter than a block.
+//
+//go:noescape
+func tokenSkipAVX2(s []byte) int
+
+// asciiLeetBlocks is asciiLeet with the AVX2 kernel, for a raw of one
+// block or more; it returns how far it went (0 or len(raw)) for the words
+// to go on.
+func asciiLeetBlocks(dst []int32, raw []byte) ([]int32, int, bool) {
+	if !hasAVX2 || len(raw) < leetKernelMin {
+		return dst, 0, true
+	}
+	for i := 0; ; {
+		n, end, ascii := leetAVX2(dst[len(dst):cap(dst)], raw, i)
+		if dst = dst[:len(dst)+n]; !ascii {
+			return dst, i, false
+		}
+		if end == len(raw) {
+			return dst, end, true
+		}
+		// Room for the next block's positions, only when it has some.
+		dst, i = slices.Grow(dst, 64), end
+	}
+}
+
+// skipBlocks returns the first position at or after i where 16 base64
+// bytes start, len(bs) when there is none, with the AVX2 kernel; or i,
+// for skipWords, when bs[i:] is too short for it.
+func skipBlocks(bs []byte, i int) int {
+	if !hasAVX2 || len(bs)-i < tokenKernelMin {
+		return i
+	}
+	return i + tokenSkipAVX2(bs[i:])
+}

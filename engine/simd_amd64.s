@@ -1,0 +1,279 @@
+#include "textflag.h"
+
+// VPSHUFB tables, indexed by a byte's low nibble and repeated for both
+// 16-byte lanes. leetDigit holds the leetspeak digit with that low nibble
+// and leetSign '@' (nibble 0) or '$' (nibble 4): a byte is a leetspeak
+// character when it equals one of its two entries. An empty entry is 0,
+// which no byte with that nibble equals but for nibble 0, whose entries
+// are both characters.
+DATA leetDigit<>+0x00(SB)/8, $0x3700353433003130
+DATA leetDigit<>+0x08(SB)/8, $0
+DATA leetDigit<>+0x10(SB)/8, $0x3700353433003130
+DATA leetDigit<>+0x18(SB)/8, $0
+GLOBL leetDigit<>(SB), RODATA|NOPTR, $32
+
+DATA leetSign<>+0x00(SB)/8, $0x0000002400000040
+DATA leetSign<>+0x08(SB)/8, $0
+DATA leetSign<>+0x10(SB)/8, $0x0000002400000040
+DATA leetSign<>+0x18(SB)/8, $0
+GLOBL leetSign<>(SB), RODATA|NOPTR, $32
+
+// Base64 bytes, [A-Za-z0-9+/_-], as a set of classes of high nibbles: 1
+// for 2 (+ - /), 2 for 3 (digits), 4 for 4 and 6 (letters from A and a),
+// 8 for 5 (letters to Z, _) and 16 for 7 (letters to z). b64Low holds the
+// classes that take each low nibble and b64High the class of each high
+// nibble (none from 8 up): a byte is base64 when the two share a bit.
+DATA b64Low<>+0x00(SB)/8, $0x1e1e1e1e1e1e1e1a
+DATA b64Low<>+0x08(SB)/8, $0x0d040504051c1e1e
+DATA b64Low<>+0x10(SB)/8, $0x1e1e1e1e1e1e1e1a
+DATA b64Low<>+0x18(SB)/8, $0x0d040504051c1e1e
+GLOBL b64Low<>(SB), RODATA|NOPTR, $32
+
+DATA b64High<>+0x00(SB)/8, $0x1004080402010000
+DATA b64High<>+0x08(SB)/8, $0
+DATA b64High<>+0x10(SB)/8, $0x1004080402010000
+DATA b64High<>+0x18(SB)/8, $0
+GLOBL b64High<>(SB), RODATA|NOPTR, $32
+
+DATA lowNibbles<>+0x00(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+0x08(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+0x10(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowNibbles<>+0x18(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
+
+// LEET_MASK sets AX to the leetspeak characters of Y0 and Y1 (64 bytes),
+// with the tables in Y6 to Y8, or jumps to notASCII if a byte is 0x80 or
+// above.
+#define LEET_MASK \
+	VPOR      Y0, Y1, Y2 \
+	VPMOVMSKB Y2, AX \
+	TESTL     AX, AX \
+	JNZ       notASCII \
+	VPAND     Y8, Y0, Y2 \
+	VPAND     Y8, Y1, Y3 \
+	VPSHUFB   Y2, Y6, Y4 \
+	VPSHUFB   Y2, Y7, Y2 \
+	VPSHUFB   Y3, Y6, Y5 \
+	VPSHUFB   Y3, Y7, Y3 \
+	VPCMPEQB  Y0, Y4, Y4 \
+	VPCMPEQB  Y0, Y2, Y2 \
+	VPCMPEQB  Y1, Y5, Y5 \
+	VPCMPEQB  Y1, Y3, Y3 \
+	VPOR      Y2, Y4, Y2 \
+	VPOR      Y3, Y5, Y3 \
+	VPMOVMSKB Y2, AX \
+	VPMOVMSKB Y3, BX \
+	SHLQ      $32, BX \
+	ORQ       BX, AX
+
+// func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii bool)
+TEXT ·leetAVX2(SB), NOSPLIT, $0-73
+	MOVQ pos_base+0(FP), DI
+	MOVQ DI, R9
+	MOVQ pos_len+8(FP), R13
+	LEAQ -256(DI)(R13*4), R13    // the last place for a block's 64
+	MOVQ raw_base+24(FP), R10
+	MOVQ raw_len+32(FP), R11
+	MOVQ from+48(FP), R12        // the position of SI
+	LEAQ (R10)(R12*1), SI
+	CMPQ R11, $64
+	JB   done
+	MOVQ R11, DX
+	SUBQ R12, DX
+	ANDQ $-64, DX
+	ADDQ SI, DX                  // end of the whole blocks
+	ADDQ R10, R11                // end of raw
+
+	VMOVDQU leetDigit<>(SB), Y6
+	VMOVDQU leetSign<>(SB), Y7
+	VMOVDQU lowNibbles<>(SB), Y8
+
+loop:
+	CMPQ    SI, DX
+	JAE     tail
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	LEET_MASK
+	TESTQ   AX, AX
+	JZ      next
+	CMPQ    DI, R13
+	JGT     done
+
+bits:
+	BSFQ AX, BX
+	ADDQ R12, BX
+	MOVL BX, (DI)
+	ADDQ $4, DI
+	LEAQ -1(AX), BX
+	ANDQ BX, AX
+	JNZ  bits
+
+next:
+	ADDQ $64, SI
+	ADDQ $64, R12
+	JMP  loop
+
+tail:
+	// The bytes after the whole blocks, if any: the end of the last 64
+	// bytes, read again.
+	MOVQ    R11, CX
+	SUBQ    SI, CX
+	JZ      done
+	VMOVDQU -64(R11), Y0
+	VMOVDQU -32(R11), Y1
+	LEET_MASK
+	NEGQ    CX
+	ADDQ    $64, CX
+	SHRQ    CX, AX
+	TESTQ   AX, AX
+	JZ      all
+	CMPQ    DI, R13
+	JGT     done
+
+tailBits:
+	BSFQ AX, BX
+	ADDQ R12, BX
+	MOVL BX, (DI)
+	ADDQ $4, DI
+	LEAQ -1(AX), BX
+	ANDQ BX, AX
+	JNZ  tailBits
+
+all:
+	MOVQ R11, SI
+
+done:
+	SUBQ R9, DI
+	SHRQ $2, DI
+	MOVQ DI, n+56(FP)
+	SUBQ R10, SI
+	MOVQ SI, end+64(FP)
+	MOVB $1, ascii+72(FP)
+	VZEROUPPER
+	RET
+
+notASCII:
+	MOVQ $0, n+56(FP)
+	MOVQ $0, end+64(FP)
+	MOVB $0, ascii+72(FP)
+	VZEROUPPER
+	RET
+
+// NOT_BASE64 sets AX to the bytes of Y0 and Y1 (64 in all) that are not
+// base64, with the tables in Y6 to Y9.
+#define NOT_BASE64 \
+	VPSRLW    $4, Y0, Y2 \
+	VPSRLW    $4, Y1, Y3 \
+	VPAND     Y8, Y0, Y0 \
+	VPAND     Y8, Y1, Y1 \
+	VPAND     Y8, Y2, Y2 \
+	VPAND     Y8, Y3, Y3 \
+	VPSHUFB   Y0, Y6, Y0 \
+	VPSHUFB   Y1, Y6, Y1 \
+	VPSHUFB   Y2, Y7, Y2 \
+	VPSHUFB   Y3, Y7, Y3 \
+	VPAND     Y2, Y0, Y0 \
+	VPAND     Y3, Y1, Y1 \
+	VPCMPEQB  Y9, Y0, Y0 \
+	VPCMPEQB  Y9, Y1, Y1 \
+	VPMOVMSKB Y0, AX \
+	VPMOVMSKB Y1, BX \
+	SHLQ      $32, BX \
+	ORQ       BX, AX
+
+// func tokenSkipAVX2(s []byte) int
+TEXT ·tokenSkipAVX2(SB), NOSPLIT, $0-32
+	MOVQ s_base+0(FP), SI
+	MOVQ s_len+8(FP), R11
+	MOVQ $0, ret+24(FP)
+	CMPQ R11, $64
+	JB   short
+
+	MOVQ    R11, DX
+	ANDQ    $-64, DX             // end of the whole blocks
+	XORQ    DI, DI               // block
+	XORQ    R8, R8               // base64 bytes that end the blocks before
+	VMOVDQU b64Low<>(SB), Y6
+	VMOVDQU b64High<>(SB), Y7
+	VMOVDQU lowNibbles<>(SB), Y8
+	VPXOR   Y9, Y9, Y9
+
+loop:
+	CMPQ    DI, DX
+	JAE     tail
+	VMOVDQU (SI)(DI*1), Y0
+	VMOVDQU 32(SI)(DI*1), Y1
+	NOT_BASE64
+
+check:
+	// A run from the blocks before that the block's first bytes make 16
+	// long (the whole block is 64).
+	TESTQ AX, AX
+	JZ    run
+	BSFQ  AX, BX
+	ADDQ  R8, BX
+	CMPQ  BX, $16
+	JAE   run
+
+	// Bit b of BX when bytes b to b+15 of the block are base64.
+	MOVQ  AX, BX
+	NOTQ  BX
+	MOVQ  BX, R9
+	SHRQ  $1, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $2, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $4, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $8, R9
+	ANDQ  R9, BX
+	TESTQ BX, BX
+	JNZ   inside
+
+	// The base64 bytes that end the block: 63 less the last other's place.
+	BSRQ AX, R8
+	XORQ $63, R8
+	ADDQ $64, DI
+	JMP  loop
+
+tail:
+	// The bytes after the whole blocks, if any, as a block whose other
+	// bytes are not base64: the end of the last 64 bytes, read again.
+	CMPQ    DI, R11
+	JAE     none
+	VMOVDQU -64(SI)(R11*1), Y0
+	VMOVDQU -32(SI)(R11*1), Y1
+	NOT_BASE64
+	MOVQ    R11, CX
+	SUBQ    DI, CX               // bytes after the blocks
+	MOVQ    $-1, BX
+	SHLQ    CX, BX
+	NEGQ    CX
+	ADDQ    $64, CX
+	SHRQ    CX, AX
+	ORQ     BX, AX
+	JMP     check
+
+none:
+	MOVQ R11, ret+24(FP)
+	VZEROUPPER
+	RET
+
+run:
+	// The run of R8 base64 bytes before DI.
+	SUBQ R8, DI
+	MOVQ DI, ret+24(FP)
+	VZEROUPPER
+	RET
+
+inside:
+	BSFQ BX, BX
+	ADDQ BX, DI
+	MOVQ DI, ret+24(FP)
+	VZEROUPPER
+
+short:
+	RET

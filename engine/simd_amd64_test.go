@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestKernelMins: the fuzz targets' long texts reach the kernels.
+func TestKernelMins(t *testing.T) {
+	if leetKernelMin > longTextMin || tokenKernelMin > longTextMin {
+		t.Fatalf("kernels from %d and %d bytes, long texts from %d", leetKernelMin, tokenKernelMin, longTextMin)
+	}
+}
+
+func needAVX2(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+}
+
+// checkLeetAVX2 compares leetAVX2 from position from, with room for room
+// positions, with the byte loop over the blocks it should read, and checks
+// that it writes nothing past the positions it returns.
+func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
+	t.Helper()
+	const unset = -7
+	pos := make([]int32, room+8)
+	for k := range pos {
+		pos[k] = unset
+	}
+	n, end, ascii := leetAVX2(pos[:room], raw, from)
+
+	var want []int32
+	wantEnd, wantASCII := from, true
+	for len(raw) >= 64 && wantEnd < len(raw) {
+		block, next := raw[wantEnd:], min(wantEnd+64, len(raw))
+		if next-wantEnd < 64 {
+			block = raw[len(raw)-64:] // the end, read again
+		}
+		if _, ascii := leetRef(block[:64]); !ascii {
+			wantASCII = false
+			break
+		}
+		p, _ := leetRef(raw[wantEnd:next])
+		if len(p) > 0 && room-len(want) < 64 {
+			break
+		}
+		for _, p := range p {
+			want = append(want, int32(wantEnd)+p)
+		}
+		wantEnd = next
+	}
+	if ascii != wantASCII {
+		t.Fatalf("%q from %d: ASCII %v, want %v", raw, from, ascii, wantASCII)
+	}
+	if !ascii {
+		return
+	}
+	if end != wantEnd || !slices.Equal(pos[:n], want) {
+		t.Fatalf("%q from %d, room %d: %v up to %d, want %v up to %d", raw, from, room, pos[:n], end, want, wantEnd)
+	}
+	for k := n; k < len(pos); k++ {
+		if pos[k] != unset {
+			t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, from, room, n, k)
+		}
+	}
+}
+
+// tokenSkipRef is what tokenSkipAVX2 returns.
+func tokenSkipRef(s []byte) int {
+	if len(s) < 64 {
+		return 0
+	}
+	return firstWindow(s, 0)
+}
+
+func checkTokenSkip(t *testing.T, s []byte) {
+	t.Helper()
+	if got, want := tokenSkipAVX2(s), tokenSkipRef(s); got != want {
+		t.Fatalf("%q: %d, want %d", s, got, want)
+	}
+}
+
+// TestLeetAVX2: every byte value alone at every place of a block among
+// letters or among leetspeak characters, in a text of three blocks and a
+// tail, read from the start, from a later block and from the tail, with
+// room for every position or fewer; random texts.
+func TestLeetAVX2(t *testing.T) {
+	needAVX2(t)
+	for c := range 256 {
+		for at := range 3 * 64 {
+			for _, fill := range []string{"abcdefghijklmnopqrstuvwxyz ABC", "01345@$7"} {
+				b := bytes.Repeat([]byte(fill), 200/len(fill)+1)[:200]
+				b[at] = byte(c)
+				for _, from := range []int{0, 64, 192, 199, 200} {
+					for _, room := range []int{0, 63, 64, 100, 200} {
+						checkLeetAVX2(t, b, from, room)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(14, 15))
+	for range 5000 {
+		b := make([]byte, rng.IntN(2000))
+		for i := range b {
+			const alphabet = "ab 0123456789@$#"
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(4) == 0 && len(b) > 0 {
+			b[rng.IntN(len(b))] = 0x80 | byte(rng.IntN(128))
+		}
+		checkLeetAVX2(t, b, rng.IntN(len(b)+1), rng.IntN(2*len(b)+64))
+	}
+}
+
+// TestTokenSkipAVX2: every byte value alone at every place of three blocks
+// of base64 bytes; a run of 15 to 17 base64 bytes at every place among
+// spaces, and two runs that make 16 with one byte between; random texts.
+func TestTokenSkipAVX2(t *testing.T) {
+	needAVX2(t)
+	const letters = "QUJDREVGR0hJSktMTU5PUA+/-_09azAZ"
+	for c := range 256 {
+		for at := range 3 * 64 {
+			b := bytes.Repeat([]byte(letters), 7)[:200]
+			b[at] = byte(c)
+			checkTokenSkip(t, b)
+		}
+	}
+	for n := 0; n <= 300; n++ {
+		b := make([]byte, n)
+		for at := range n {
+			for run := 15; run <= 17; run++ {
+				for i := range b {
+					b[i] = ' '
+				}
+				copy(b[at:min(at+run, n)], letters)
+				checkTokenSkip(t, b)
+				if at+run < n {
+					b[at+run-7] = '.'
+					checkTokenSkip(t, b)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(16, 17))
+	for range 20000 {
+		b := make([]byte, rng.IntN(1000))
+		for i := range b {
+			if rng.IntN(12) == 0 {
+				b[i] = " .=\xff"[rng.IntN(4)]
+			} else {
+				b[i] = letters[rng.IntN(len(letters))]
+			}
+		}
+		checkTokenSkip(t, b)
+	}
+}
