@@ -30,6 +30,14 @@
 	KXNORW K0, K0, K1; \
 	VPGATHERDD (AX)(S*4), K1, R
 
+// STEP for bytes that are already columns (wideTranspose maps them).
+#define STEPC(SH, T, R, S) \
+	VPSRLD $SH, T, S; \
+	VPANDD Z14, S, S; \
+	VPADDD R, S, S; \
+	KXNORW K0, K0, K1; \
+	VPGATHERDD (AX)(S*4), K1, R
+
 // The states with outputs of one group, appended to the hit buffer.
 #define KEEP(R, K) \
 	VPCOMPRESSD R, K, (CX)(SI*4); \
@@ -45,6 +53,26 @@
 	STEP(SH, Z9, Z1, Z17); \
 	STEP(SH, Z10, Z2, Z18); \
 	STEP(SH, Z11, Z3, Z19); \
+	VPCMPUD $5, Z15, Z0, K3; \
+	VPCMPUD $5, Z15, Z1, K4; \
+	VPCMPUD $5, Z15, Z2, K5; \
+	VPCMPUD $5, Z15, Z3, K6; \
+	KORW K3, K4, K1; \
+	KORW K5, K6, K2; \
+	KORTESTW K1, K2; \
+	JZ SKIP; \
+	KEEP(Z0, K3); \
+	KEEP(Z1, K4); \
+	KEEP(Z2, K5); \
+	KEEP(Z3, K6); \
+SKIP:
+
+// STEP4 with STEPC.
+#define STEP4C(SH, SKIP) \
+	STEPC(SH, Z8, Z0, Z16); \
+	STEPC(SH, Z9, Z1, Z17); \
+	STEPC(SH, Z10, Z2, Z18); \
+	STEPC(SH, Z11, Z3, Z19); \
 	VPCMPUD $5, Z15, Z0, K3; \
 	VPCMPUD $5, Z15, Z1, K4; \
 	VPCMPUD $5, Z15, Z2, K5; \
@@ -160,10 +188,10 @@ bloop:
 	VMOVDQU32 128(BX), Z10
 	VMOVDQU32 192(BX), Z11
 	ADDQ $256, BX
-	STEP4(0, bstep1)
-	STEP4(8, bstep2)
-	STEP4(16, bstep3)
-	STEP4(24, bstep4)
+	STEP4C(0, bstep1)
+	STEP4C(8, bstep2)
+	STEP4C(16, bstep3)
+	STEP4C(24, bstep4)
 	INCQ R10
 	JMP bloop
 
@@ -191,8 +219,9 @@ bdone:
 	VSHUFI32X4 $0xdd, B, A, HI
 
 // One group of sixteen chains: the next 64 bytes of each (16 dwords), read
-// at their positions and transposed, so that row k of the group in tbuf
-// holds each chain's dword k.
+// at their positions, transposed, so that row k of the group in tbuf holds
+// each chain's dword k, and mapped to their columns (a permute per 64
+// bytes here, not per sixteen in each step).
 #define TRANSPOSE(G) \
 	MOVL (W_POS+64*G+0)(DI), R9; VMOVDQU32 (BX)(R9*1), Z0; \
 	MOVL (W_POS+64*G+4)(DI), R9; VMOVDQU32 (BX)(R9*1), Z1; \
@@ -242,6 +271,24 @@ bdone:
 	SHUF128(Z21, Z29, Z5, Z13); \
 	SHUF128(Z22, Z30, Z6, Z14); \
 	SHUF128(Z23, Z31, Z7, Z15); \
+	VMOVDQU64 W_COLS(DI), Z30; \
+	VMOVDQU64 W_COLS+64(DI), Z31; \
+	VPERMI2B Z31, Z30, Z0; \
+	VPERMI2B Z31, Z30, Z1; \
+	VPERMI2B Z31, Z30, Z2; \
+	VPERMI2B Z31, Z30, Z3; \
+	VPERMI2B Z31, Z30, Z4; \
+	VPERMI2B Z31, Z30, Z5; \
+	VPERMI2B Z31, Z30, Z6; \
+	VPERMI2B Z31, Z30, Z7; \
+	VPERMI2B Z31, Z30, Z8; \
+	VPERMI2B Z31, Z30, Z9; \
+	VPERMI2B Z31, Z30, Z10; \
+	VPERMI2B Z31, Z30, Z11; \
+	VPERMI2B Z31, Z30, Z12; \
+	VPERMI2B Z31, Z30, Z13; \
+	VPERMI2B Z31, Z30, Z14; \
+	VPERMI2B Z31, Z30, Z15; \
 	VMOVDQU32 Z0, (W_TBUF+0*256+64*G)(DI); \
 	VMOVDQU32 Z1, (W_TBUF+1*256+64*G)(DI); \
 	VMOVDQU32 Z2, (W_TBUF+2*256+64*G)(DI); \
