@@ -44,6 +44,26 @@ func End(b []byte, i int) int {
 	}
 }
 
+// ASCII reports whether every byte of b is below 0x80: a literal's bytes
+// that are, and hold no escape, are its decoded value as they are (they are
+// valid UTF-8). On amd64 with AVX2 it tests 64 bytes a step, several times
+// as fast as utf8.Valid on a long text.
+func ASCII(b []byte) bool {
+	return ascii(b)
+}
+
+// asciiWords is ASCII eight bytes at a time.
+func asciiWords(b []byte) bool {
+	var or uint64
+	for ; len(b) >= 8; b = b[8:] {
+		or |= binary.LittleEndian.Uint64(b)
+	}
+	for _, c := range b {
+		or |= uint64(c)
+	}
+	return or&0x8080808080808080 == 0
+}
+
 // Plain returns the offset of the first byte at or after i that a string
 // literal's grammar must look at: '"', '\\' or a control character; len(b)
 // if there is none. Bytes from 0x80 are plain: invalid UTF-8 is valid in a

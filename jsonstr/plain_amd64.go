@@ -12,6 +12,24 @@ var useAVX2 = cpu.X86.HasAVX2
 //go:noescape
 func plainAVX2(b []byte) int
 
+// asciiAVX2 reports whether b's whole 32-byte blocks are all ASCII. It
+// reads nothing past them.
+//
+//go:noescape
+func asciiAVX2(b []byte) bool
+
+// ascii is ASCII: the kernel over the whole 32-byte blocks, a word loop for
+// the rest.
+func ascii(b []byte) bool {
+	if useAVX2 && len(b) >= 32 {
+		if !asciiAVX2(b) {
+			return false
+		}
+		b = b[len(b)&^31:]
+	}
+	return asciiWords(b)
+}
+
 // plain is Plain: the kernel over the whole 32-byte blocks from i, the SWAR
 // loop for the rest.
 func plain(b []byte, i int) int {

@@ -90,3 +90,43 @@ found32:
 	VZEROUPPER
 	MOVQ       AX, ret+24(FP)
 	RET
+
+// func asciiAVX2(b []byte) bool
+//
+// Whether b's whole 32-byte blocks are all below 0x80: the OR of 64 bytes
+// a step, one test of its high bits per step.
+TEXT ·asciiAVX2(SB), NOSPLIT, $0-25
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	ANDQ $~31, CX
+	XORQ AX, AX
+
+aloop64:
+	LEAQ     64(AX), DX
+	CMPQ     DX, CX
+	JA       atail32
+	VMOVDQU  (SI)(AX*1), Y4
+	VPOR     32(SI)(AX*1), Y4, Y4
+	VPMOVMSKB Y4, BX
+	TESTL    BX, BX
+	JNZ      anot
+	MOVQ     DX, AX
+	JMP      aloop64
+
+atail32:
+	CMPQ      AX, CX
+	JAE       ayes
+	VMOVDQU   (SI)(AX*1), Y4
+	VPMOVMSKB Y4, BX
+	TESTL     BX, BX
+	JNZ       anot
+
+ayes:
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET
+
+anot:
+	VZEROUPPER
+	MOVB $0, ret+24(FP)
+	RET

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestPlainGuardPages runs Plain on strings that start or end at the edge
+// TestPlainGuardPages runs Plain and ASCII on strings that start or end at the edge
 // of an inaccessible page: a read outside the slice crashes the test.
 func TestPlainGuardPages(t *testing.T) {
 	page := syscall.Getpagesize()
@@ -27,5 +27,7 @@ func TestPlainGuardPages(t *testing.T) {
 	for n := 0; n <= 200; n++ {
 		checkPlain(t, data[:n:n])
 		checkPlain(t, data[len(data)-n:])
+		checkASCII(t, data[:n:n])
+		checkASCII(t, data[len(data)-n:])
 	}
 }

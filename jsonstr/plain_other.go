@@ -5,3 +5,5 @@ package jsonstr
 func plain(b []byte, i int) int {
 	return plainSWAR(b, i)
 }
+
+func ascii(b []byte) bool { return asciiWords(b) }

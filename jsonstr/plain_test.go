@@ -1,9 +1,11 @@
 package jsonstr
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestPlainExact compares Plain with a byte loop over the same bytes, from
@@ -179,4 +181,89 @@ func BenchmarkPlain(b *testing.B) {
 //go:noinline
 func plainSWARCall(b []byte, i int) int {
 	return plainSWAR(b, i)
+}
+
+// asciiRef is ASCII as a byte loop.
+func asciiRef(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkASCII compares ASCII and asciiWords with asciiRef on every suffix
+// of b.
+func checkASCII(t *testing.T, b []byte) {
+	t.Helper()
+	for from := 0; from <= len(b); from++ {
+		s := b[from:]
+		want := asciiRef(s)
+		if got := ASCII(s); got != want {
+			t.Fatalf("ASCII(%q) = %v, want %v", s, got, want)
+		}
+		if got := asciiWords(s); got != want {
+			t.Fatalf("asciiWords(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestASCIIEverywhere puts one byte from 0x80 at each position of strings
+// of every length up to 200 (so in every block, word and tail).
+func TestASCIIEverywhere(t *testing.T) {
+	for n := 0; n <= 200; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "a\x7f \x00~"[i%5]
+		}
+		checkASCII(t, b)
+		for i := range b {
+			for _, c := range []byte{0x80, 0xC3, 0xFF} {
+				old := b[i]
+				b[i] = c
+				checkASCII(t, b)
+				b[i] = old
+			}
+		}
+	}
+}
+
+// FuzzASCII compares ASCII and asciiWords with asciiRef.
+func FuzzASCII(f *testing.F) {
+	f.Add([]byte("plain ASCII text that is longer than one block of sixty-four bytes."))
+	f.Add([]byte("caf\xc3\xa9"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := asciiRef(b)
+		if got := ASCII(b); got != want {
+			t.Fatalf("ASCII(%q) = %v, want %v", b, got, want)
+		}
+		if got := asciiWords(b); got != want {
+			t.Fatalf("asciiWords(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
+
+// BenchmarkASCII: ASCII against utf8.Valid, which the request parser
+// called on every unescaped text before.
+func BenchmarkASCII(b *testing.B) {
+	for _, n := range []int{16, 256, 4 << 10, 256 << 10} {
+		text := bytes.Repeat([]byte("Lorem ipsum dolor sit amet. "), n/28+1)[:n]
+		b.Run(fmt.Sprintf("ASCII/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if !ASCII(text) {
+					b.Fatal("not ASCII")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("utf8.Valid/%d", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if !utf8.Valid(text) {
+					b.Fatal("not valid")
+				}
+			}
+		})
+	}
 }

@@ -257,5 +257,6 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 
 // unchanged reports whether replacement s of text t can keep the original literal.
 func (r *Request) unchanged(t *Text, s string) bool {
-	return s == t.Value && utf8.Valid(r.body[t.start:t.end])
+	lit := r.body[t.start:t.end]
+	return s == t.Value && (jsonstr.ASCII(lit) || utf8.Valid(lit))
 }
