@@ -22,10 +22,11 @@ const (
 // as the end of the last 64 bytes (those before from are the caller's,
 // ASCII), and stops before a block that has positions when pos has no room
 // for 64 more, or with ascii false at one that holds a byte of 0x80 or
-// above. It does nothing on a raw shorter than a block.
+// above. It does nothing on a raw shorter than a block. pct reports a '%'
+// in the blocks it read (some byte of raw is one).
 //
 //go:noescape
-func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii bool)
+func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii, pct bool)
 
 // tokenSkipAVX2 returns the first position of s where 16 base64 bytes
 // start, len(s) when there is none; 0 when s is shorter than a block.
@@ -35,18 +36,21 @@ func tokenSkipAVX2(s []byte) int
 
 // asciiLeetBlocks is asciiLeet with the AVX2 kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
-// to go on.
-func asciiLeetBlocks(dst []int32, raw []byte) ([]int32, int, bool) {
+// to go on, and, when it went to the end, whether raw has a '%' (the
+// kernel looks at every byte anyway: a search of its own was 5% of a long
+// text's scan).
+func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool) {
 	if !hasAVX2 || len(raw) < leetKernelMin {
-		return dst, 0, true
+		return dst, 0, true, false
 	}
 	for i := 0; ; {
-		n, end, ascii := leetAVX2(dst[len(dst):cap(dst)], raw, i)
+		n, end, ascii, p := leetAVX2(dst[len(dst):cap(dst)], raw, i)
+		pct = pct || p
 		if dst = dst[:len(dst)+n]; !ascii {
-			return dst, i, false
+			return dst, i, false, false
 		}
 		if end == len(raw) {
-			return dst, end, true
+			return dst, end, true, pct
 		}
 		// Room for the next block's positions, only when it has some.
 		dst, i = slices.Grow(dst, 64), end

@@ -42,13 +42,17 @@ DATA lowNibbles<>+0x18(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
 
 // LEET_MASK sets AX to the leetspeak characters of Y0 and Y1 (64 bytes),
-// with the tables in Y6 to Y8, or jumps to notASCII if a byte is 0x80 or
-// above.
+// with the tables in Y6 to Y8, and adds their '%' bytes (Y10) to Y9; or
+// jumps to notASCII if a byte is 0x80 or above.
 #define LEET_MASK \
 	VPOR      Y0, Y1, Y2 \
 	VPMOVMSKB Y2, AX \
 	TESTL     AX, AX \
 	JNZ       notASCII \
+	VPCMPEQB  Y10, Y0, Y2 \
+	VPCMPEQB  Y10, Y1, Y3 \
+	VPOR      Y2, Y9, Y9 \
+	VPOR      Y3, Y9, Y9 \
 	VPAND     Y8, Y0, Y2 \
 	VPAND     Y8, Y1, Y3 \
 	VPSHUFB   Y2, Y6, Y4 \
@@ -66,8 +70,9 @@ GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
 	SHLQ      $32, BX \
 	ORQ       BX, AX
 
-// func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii bool)
-TEXT ·leetAVX2(SB), NOSPLIT, $0-73
+// func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii, pct bool)
+TEXT ·leetAVX2(SB), NOSPLIT, $0-74
+	VPXOR Y9, Y9, Y9 // the '%' bytes seen
 	MOVQ pos_base+0(FP), DI
 	MOVQ DI, R9
 	MOVQ pos_len+8(FP), R13
@@ -87,6 +92,9 @@ TEXT ·leetAVX2(SB), NOSPLIT, $0-73
 	VMOVDQU leetDigit<>(SB), Y6
 	VMOVDQU leetSign<>(SB), Y7
 	VMOVDQU lowNibbles<>(SB), Y8
+	MOVL    $0x25, AX // '%'
+	VMOVD   AX, X10
+	VPBROADCASTB X10, Y10
 
 loop:
 	CMPQ    SI, DX
@@ -149,6 +157,9 @@ done:
 	SUBQ R10, SI
 	MOVQ SI, end+64(FP)
 	MOVB $1, ascii+72(FP)
+	VPMOVMSKB Y9, AX
+	TESTL AX, AX
+	SETNE pct+73(FP)
 	VZEROUPPER
 	RET
 
@@ -156,6 +167,7 @@ notASCII:
 	MOVQ $0, n+56(FP)
 	MOVQ $0, end+64(FP)
 	MOVB $0, ascii+72(FP)
+	MOVB $0, pct+73(FP)
 	VZEROUPPER
 	RET
 

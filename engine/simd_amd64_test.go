@@ -30,10 +30,10 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 	for k := range pos {
 		pos[k] = unset
 	}
-	n, end, ascii := leetAVX2(pos[:room], raw, from)
+	n, end, ascii, pct := leetAVX2(pos[:room], raw, from)
 
 	var want []int32
-	wantEnd, wantASCII := from, true
+	wantEnd, wantASCII, wantPct := from, true, false
 	for len(raw) >= 64 && wantEnd < len(raw) {
 		block, next := raw[wantEnd:], min(wantEnd+64, len(raw))
 		if next-wantEnd < 64 {
@@ -43,6 +43,7 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 			wantASCII = false
 			break
 		}
+		wantPct = wantPct || bytes.IndexByte(block[:64], '%') >= 0
 		p, _ := leetRef(raw[wantEnd:next])
 		if len(p) > 0 && room-len(want) < 64 {
 			break
@@ -57,6 +58,9 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 	}
 	if !ascii {
 		return
+	}
+	if pct != wantPct {
+		t.Fatalf("%q from %d, room %d: '%%' %v, want %v", raw, from, room, pct, wantPct)
 	}
 	if end != wantEnd || !slices.Equal(pos[:n], want) {
 		t.Fatalf("%q from %d, room %d: %v up to %d, want %v up to %d", raw, from, room, pos[:n], end, want, wantEnd)
@@ -106,7 +110,7 @@ func TestLeetAVX2(t *testing.T) {
 	for range 5000 {
 		b := make([]byte, rng.IntN(2000))
 		for i := range b {
-			const alphabet = "ab 0123456789@$#"
+			const alphabet = "ab 0123456789@$#%"
 			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		if rng.IntN(4) == 0 && len(b) > 0 {

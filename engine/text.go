@@ -18,6 +18,7 @@ type text struct {
 	// on the first byteOffset call (only a text with matches needs it).
 	off   []int32
 	offOK bool
+	pct   pctFact // whether raw has a '%', if decodeText learned it
 }
 
 func (t *text) len() int {
@@ -77,7 +78,8 @@ func appendOffsets(off []int32, raw []byte) []int32 {
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
 	t.offOK = false
-	leet, ascii := asciiLeet(t.leet[:0], raw)
+	leet, ascii, pct := asciiLeetPct(t.leet[:0], raw)
+	t.pct = pct
 	if ascii {
 		// Keep the buffers for the next non-ASCII text.
 		t.ascii, t.units, t.leet = true, t.units[:0], leet
@@ -129,12 +131,36 @@ func decodeText(raw []byte, t *text) {
 // words the others. When raw is not all ASCII, dst holds what was found
 // before the first block or word that is not, for the caller to throw away.
 func asciiLeet(dst []int32, raw []byte) ([]int32, bool) {
-	dst, i, ascii := asciiLeetBlocks(dst, raw)
-	if !ascii {
-		return dst, false
-	}
-	return asciiLeetWords(dst, raw, i)
+	dst, ascii, _ := asciiLeetPct(dst, raw)
+	return dst, ascii
 }
+
+// asciiLeetPct is asciiLeet, and tells whether an ASCII raw has a '%' when
+// the kernel read it all (pctNo, pctYes), pctUnknown otherwise.
+func asciiLeetPct(dst []int32, raw []byte) ([]int32, bool, pctFact) {
+	dst, i, ascii, pct := asciiLeetBlocks(dst, raw)
+	if !ascii {
+		return dst, false, pctUnknown
+	}
+	fact := pctUnknown
+	if i == len(raw) && i > 0 {
+		fact = pctNo
+		if pct {
+			fact = pctYes
+		}
+	}
+	dst, ascii = asciiLeetWords(dst, raw, i)
+	return dst, ascii, fact
+}
+
+// pctFact is what decodeText learned of a '%' in the text.
+type pctFact uint8
+
+const (
+	pctUnknown pctFact = iota
+	pctNo
+	pctYes
+)
 
 // asciiLeetWords is asciiLeet from raw[i:], eight bytes at a time.
 func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {

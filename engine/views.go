@@ -72,7 +72,7 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	flags := rawFlags(t.raw, t.leet)
+	flags := rawFlags(t.raw, t.leet, t.pct)
 	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc}
 	if !t.ascii {
 		st.enc = c.encodeUnits(st.enc, t.units)
@@ -140,15 +140,15 @@ func (e *Engine) collect(st *scanState) {
 }
 
 // rawFlags is the union of unitFlags over a text's units, from its bytes
-// (the units below 128 are its ASCII bytes) and the positions of its
-// leetspeak characters: a search for each other flag's characters, each
-// faster than a loop over the bytes.
-func rawFlags(raw []byte, leet []int32) uint8 {
+// (the units below 128 are its ASCII bytes), the positions of its
+// leetspeak characters and what decodeText learned of a '%': a search for
+// each other flag's characters, each faster than a loop over the bytes.
+func rawFlags(raw []byte, leet []int32, pct pctFact) uint8 {
 	var f uint8
 	if len(leet) > 0 {
 		f |= fLeet
 	}
-	if bytes.IndexByte(raw, '%') >= 0 {
+	if pct == pctYes || pct == pctUnknown && bytes.IndexByte(raw, '%') >= 0 {
 		f |= fPct
 	}
 	for _, b := range raw {
