@@ -34,6 +34,15 @@ func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii, pct bool)
 //go:noescape
 func tokenSkipAVX2(s []byte) int
 
+// tokenSkipAVX512 is tokenSkipAVX2 with AVX-512 BW: 1.2-1.7x as fast on
+// prose from 1 KiB (BenchmarkFindTokens).
+//
+//go:noescape
+func tokenSkipAVX512(s []byte) int
+
+// hasAVX512BW tells whether tokenSkipAVX512 can run.
+var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
 // asciiLeetBlocks is asciiLeet with the AVX2 kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
 // to go on, and, when it went to the end, whether raw has a '%' (the
@@ -63,6 +72,9 @@ func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool
 func skipBlocks(bs []byte, i int) int {
 	if !hasAVX2 || len(bs)-i < tokenKernelMin {
 		return i
+	}
+	if hasAVX512BW {
+		return i + tokenSkipAVX512(bs[i:])
 	}
 	return i + tokenSkipAVX2(bs[i:])
 }

@@ -289,3 +289,121 @@ inside:
 
 short:
 	RET
+
+// func tokenSkipAVX512(s []byte) int
+//
+// tokenSkipAVX2 with AVX-512 BW: a block's 64 bytes are classified in one
+// register (VPTESTMB leaves the base64 bytes' mask in K1), and most blocks
+// of prose are passed by a test on that mask alone: 16 base64 bytes in a
+// row hold a whole aligned group of 8, so a block with no such group can
+// only end a run that the bytes before it began, which the run that ended
+// the block before tells.
+TEXT ·tokenSkipAVX512(SB), NOSPLIT, $0-32
+	MOVQ s_base+0(FP), SI
+	MOVQ s_len+8(FP), R11
+	MOVQ $0, ret+24(FP)
+	CMPQ R11, $64
+	JB   short512
+
+	MOVQ R11, DX
+	ANDQ $-64, DX                // end of the whole blocks
+	XORQ DI, DI                  // block
+	XORQ R8, R8                  // base64 bytes that end the blocks before
+	MOVQ $0x0101010101010101, R12
+	MOVQ $0x8080808080808080, R13
+	VBROADCASTI32X4 b64Low<>(SB), Z6
+	VBROADCASTI32X4 b64High<>(SB), Z7
+	VBROADCASTI32X4 lowNibbles<>(SB), Z8
+
+loop512:
+	CMPQ      DI, DX
+	JAE       tail512
+	VMOVDQU64 (SI)(DI*1), Z0
+
+classify512:
+	VPSRLW    $4, Z0, Z1
+	VPANDQ    Z8, Z0, Z0
+	VPANDQ    Z8, Z1, Z1
+	VPSHUFB   Z0, Z6, Z0
+	VPSHUFB   Z1, Z7, Z1
+	VPTESTMB  Z1, Z0, K1
+	KMOVQ     K1, AX             // the base64 bytes
+	CMPQ      DI, DX
+	JB        check512
+	// The tail: its bytes were read as the end of the last 64, high.
+	MOVQ      R11, CX
+	SUBQ      DI, CX             // bytes after the blocks
+	NEGQ      CX
+	ADDQ      $64, CX
+	SHRQ      CX, AX
+
+check512:
+	// A run from the blocks before that the block's first bytes make 16
+	// long.
+	MOVQ   AX, BX
+	NOTQ   BX
+	TZCNTQ BX, BX
+	ADDQ   R8, BX
+	CMPQ   BX, $16
+	JAE    run512
+
+	// No whole group of 8 base64 bytes: no run starts here.
+	MOVQ AX, BX
+	NOTQ BX
+	SUBQ R12, BX
+	ANDQ AX, BX
+	ANDQ R13, BX
+	JZ   next512
+
+	// Bit b of BX when bytes b to b+15 of the block are base64.
+	MOVQ  AX, BX
+	MOVQ  BX, R9
+	SHRQ  $1, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $2, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $4, R9
+	ANDQ  R9, BX
+	MOVQ  BX, R9
+	SHRQ  $8, R9
+	ANDQ  R9, BX
+	TESTQ BX, BX
+	JNZ   inside512
+
+next512:
+	// The base64 bytes that end the block (not all 64: that run is 16).
+	NOTQ   AX
+	LZCNTQ AX, R8
+	ADDQ   $64, DI
+	JMP    loop512
+
+tail512:
+	// The bytes after the whole blocks, if any, as a block whose other
+	// bytes are not base64: the end of the last 64 bytes, read again.
+	CMPQ      DI, R11
+	JAE       none512
+	VMOVDQU64 -64(SI)(R11*1), Z0
+	JMP       classify512
+
+none512:
+	MOVQ R11, ret+24(FP)
+	VZEROUPPER
+	RET
+
+run512:
+	// The run of R8 base64 bytes before DI.
+	SUBQ R8, DI
+	MOVQ DI, ret+24(FP)
+	VZEROUPPER
+	RET
+
+inside512:
+	TZCNTQ BX, BX
+	ADDQ   BX, DI
+	MOVQ   DI, ret+24(FP)
+	VZEROUPPER
+
+short512:
+	RET

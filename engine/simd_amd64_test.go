@@ -82,8 +82,14 @@ func tokenSkipRef(s []byte) int {
 
 func checkTokenSkip(t *testing.T, s []byte) {
 	t.Helper()
-	if got, want := tokenSkipAVX2(s), tokenSkipRef(s); got != want {
+	want := tokenSkipRef(s)
+	if got := tokenSkipAVX2(s); got != want {
 		t.Fatalf("%q: %d, want %d", s, got, want)
+	}
+	if hasAVX512BW {
+		if got := tokenSkipAVX512(s); got != want {
+			t.Fatalf("%q: AVX-512 %d, want %d", s, got, want)
+		}
 	}
 }
 

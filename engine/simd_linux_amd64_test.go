@@ -30,6 +30,9 @@ func TestKernelsStayInside(t *testing.T) {
 			}
 			leetAVX2(make([]int32, len(s)+64), s, 0)
 			tokenSkipAVX2(s)
+			if hasAVX512BW {
+				tokenSkipAVX512(s)
+			}
 			asciiLeet(nil, s)
 			findTokens(s, func(int, int, int, bool) {})
 		}
