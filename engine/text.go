@@ -87,8 +87,11 @@ func decodeText(raw []byte, t *text) {
 	}
 	t.ascii = false
 	// A byte is at most one unit (a 4-byte character is two), so the
-	// buffer is sized once and written by index.
+	// buffer is sized once and written by index. The leetspeak characters
+	// are listed on the way, as units: a second pass over the units, one
+	// at a time, was a third of a long non-ASCII text's scan.
 	units := grow(t.units, len(raw))
+	leet = leet[:0]
 	k := 0
 	for i := 0; i < len(raw); {
 		// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
@@ -97,12 +100,20 @@ func decodeText(raw []byte, t *text) {
 				u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
 				u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
 				u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
+				for m := leetCandidates(w); m != 0; m &= m - 1 {
+					if j := bits.TrailingZeros64(m) / 8; isLeet(r[j]) {
+						leet = append(leet, int32(k+j))
+					}
+				}
 				i, k = i+8, k+8
 				continue
 			}
 		}
 		b := raw[i]
 		if b < utf8.RuneSelf {
+			if isLeet(b) {
+				leet = append(leet, int32(k))
+			}
 			units[k] = uint16(b)
 			k++
 			i++
@@ -119,8 +130,7 @@ func decodeText(raw []byte, t *text) {
 		}
 		i += size
 	}
-	t.units = units[:k]
-	t.leet = appendLeetUnits(leet[:0], t.units)
+	t.units, t.leet = units[:k], leet
 }
 
 // asciiLeet appends the positions of the leetspeak characters of raw to
@@ -162,23 +172,24 @@ const (
 	pctYes
 )
 
+// leetCandidates has the high bit set in each byte of a word of eight
+// ASCII bytes that may be a leetspeak character: every '0' to '7', '@' or
+// '$' (with '2' and '6', which isLeet turns down), and maybe a byte 1
+// above one of them; the candidates are checked.
+func leetCandidates(v uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	return zero(v&(ones*0xF8)^(ones*'0')) | zero(v^(ones*'@')) | zero(v^(ones*'$'))
+}
+
 // asciiLeetWords is asciiLeet from raw[i:], eight bytes at a time.
 func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// The high bit of every byte of x that is 0, and maybe of a byte 1 above
-	// one that is: the candidates are checked.
-	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
 	for ; i+8 <= len(raw); i += 8 {
 		v := binary.LittleEndian.Uint64(raw[i:])
-		if v&highs != 0 {
+		if v&0x8080808080808080 != 0 {
 			return dst, false
 		}
-		// '0' to '7', '@' or '$': the leetspeak characters and two more,
-		// '2' and '6', which isLeet turns down.
-		for m := zero(v&(ones*0xF8)^(ones*'0')) | zero(v^(ones*'@')) | zero(v^(ones*'$')); m != 0; m &= m - 1 {
+		for m := leetCandidates(v); m != 0; m &= m - 1 {
 			if k := i + bits.TrailingZeros64(m)/8; isLeet(raw[k]) {
 				dst = append(dst, int32(k))
 			}
@@ -193,17 +204,6 @@ func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
 		}
 	}
 	return dst, true
-}
-
-// appendLeetUnits appends the positions of the leetspeak characters of
-// units to dst.
-func appendLeetUnits(dst []int32, units []uint16) []int32 {
-	for i, u := range units {
-		if isLeet(u) {
-			dst = append(dst, int32(i))
-		}
-	}
-	return dst
 }
 
 func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }

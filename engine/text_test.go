@@ -250,3 +250,14 @@ func FuzzASCIILeet(f *testing.F) {
 		checkASCIILeet(t, longText(text))
 	})
 }
+
+// appendLeetUnits appends the positions of the leetspeak characters of
+// units to dst: the definition decodeText's lists are checked against.
+func appendLeetUnits(dst []int32, units []uint16) []int32 {
+	for i, u := range units {
+		if isLeet(u) {
+			dst = append(dst, int32(i))
+		}
+	}
+	return dst
+}
