@@ -1,5 +1,12 @@
 #include "textflag.h"
 
+// RETURN returns R from a token kernel.
+#define RETURN(R) \
+	MOVQ R, ret+24(FP) \
+	VZEROUPPER \
+	RET
+
+
 // VPSHUFB tables, indexed by a byte's low nibble and repeated for both
 // 16-byte lanes. leetDigit holds the leetspeak digit with that low nibble
 // and leetSign '@' (nibble 0) or '$' (nibble 4): a byte is a leetspeak
@@ -193,6 +200,24 @@ notASCII:
 	SHLQ      $32, BX \
 	ORQ       BX, AX
 
+// RUNS16 leaves bit b of BX set when bits b to b+15 of BX were (16 base64
+// bytes from byte b of a block, given BX's mask of them), in four shifts,
+// and sets the flags on the result.
+#define RUNS16 \
+	MOVQ  BX, R9 \
+	SHRQ  $1, R9 \
+	ANDQ  R9, BX \
+	MOVQ  BX, R9 \
+	SHRQ  $2, R9 \
+	ANDQ  R9, BX \
+	MOVQ  BX, R9 \
+	SHRQ  $4, R9 \
+	ANDQ  R9, BX \
+	MOVQ  BX, R9 \
+	SHRQ  $8, R9 \
+	ANDQ  R9, BX \
+	TESTQ BX, BX
+
 // func tokenSkipAVX2(s []byte) int
 TEXT ·tokenSkipAVX2(SB), NOSPLIT, $0-32
 	MOVQ s_base+0(FP), SI
@@ -230,19 +255,7 @@ check:
 	// Bit b of BX when bytes b to b+15 of the block are base64.
 	MOVQ  AX, BX
 	NOTQ  BX
-	MOVQ  BX, R9
-	SHRQ  $1, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $2, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $4, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $8, R9
-	ANDQ  R9, BX
-	TESTQ BX, BX
+	RUNS16
 	JNZ   inside
 
 	// The base64 bytes that end the block: 63 less the last other's place.
@@ -270,16 +283,12 @@ tail:
 	JMP     check
 
 none:
-	MOVQ R11, ret+24(FP)
-	VZEROUPPER
-	RET
+	RETURN(R11)
 
 run:
 	// The run of R8 base64 bytes before DI.
 	SUBQ R8, DI
-	MOVQ DI, ret+24(FP)
-	VZEROUPPER
-	RET
+	RETURN(DI)
 
 inside:
 	BSFQ BX, BX
@@ -357,19 +366,7 @@ check512:
 
 	// Bit b of BX when bytes b to b+15 of the block are base64.
 	MOVQ  AX, BX
-	MOVQ  BX, R9
-	SHRQ  $1, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $2, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $4, R9
-	ANDQ  R9, BX
-	MOVQ  BX, R9
-	SHRQ  $8, R9
-	ANDQ  R9, BX
-	TESTQ BX, BX
+	RUNS16
 	JNZ   inside512
 
 next512:
@@ -388,16 +385,12 @@ tail512:
 	JMP       classify512
 
 none512:
-	MOVQ R11, ret+24(FP)
-	VZEROUPPER
-	RET
+	RETURN(R11)
 
 run512:
 	// The run of R8 base64 bytes before DI.
 	SUBQ R8, DI
-	MOVQ DI, ret+24(FP)
-	VZEROUPPER
-	RET
+	RETURN(DI)
 
 inside512:
 	TZCNTQ BX, BX

@@ -45,14 +45,9 @@
 	POPCNTL R11, R11; \
 	ADDQ R11, SI
 
-// A step of all four groups, then one test for a state with outputs in
-// any of them (rows from out on); the rare block that keeps them is
-// jumped over.
-#define STEP4(SH, SKIP) \
-	STEP(SH, Z8, Z0, Z16); \
-	STEP(SH, Z9, Z1, Z17); \
-	STEP(SH, Z10, Z2, Z18); \
-	STEP(SH, Z11, Z3, Z19); \
+// One test for a state with outputs (a row from out on) in any of the four
+// groups; the rare block that keeps them is jumped over.
+#define HITS4(SKIP) \
 	VPCMPUD $5, Z15, Z0, K3; \
 	VPCMPUD $5, Z15, Z1, K4; \
 	VPCMPUD $5, Z15, Z2, K5; \
@@ -66,6 +61,14 @@
 	KEEP(Z2, K5); \
 	KEEP(Z3, K6); \
 SKIP:
+
+// A step of all four groups, and the test for outputs.
+#define STEP4(SH, SKIP) \
+	STEP(SH, Z8, Z0, Z16); \
+	STEP(SH, Z9, Z1, Z17); \
+	STEP(SH, Z10, Z2, Z18); \
+	STEP(SH, Z11, Z3, Z19); \
+	HITS4(SKIP)
 
 // STEP4 with STEPC.
 #define STEP4C(SH, SKIP) \
@@ -73,44 +76,45 @@ SKIP:
 	STEPC(SH, Z9, Z1, Z17); \
 	STEPC(SH, Z10, Z2, Z18); \
 	STEPC(SH, Z11, Z3, Z19); \
-	VPCMPUD $5, Z15, Z0, K3; \
-	VPCMPUD $5, Z15, Z1, K4; \
-	VPCMPUD $5, Z15, Z2, K5; \
-	VPCMPUD $5, Z15, Z3, K6; \
-	KORW K3, K4, K1; \
-	KORW K5, K6, K2; \
-	KORTESTW K1, K2; \
-	JZ SKIP; \
-	KEEP(Z0, K3); \
-	KEEP(Z1, K4); \
-	KEEP(Z2, K5); \
-	KEEP(Z3, K6); \
-SKIP:
+	HITS4(SKIP)
+
+// ENTER loads what both walks keep in registers from the wideState at DI;
+// LEAVE stores back what they change.
+#define ENTER \
+	MOVQ W_DELTA(DI), AX; \
+	MOVQ W_HITS(DI), CX; \
+	MOVQ W_NHITS(DI), SI; \
+	MOVQ W_HITEND(DI), R8; \
+	VMOVDQU64 W_COLS(DI), Z12; \
+	VMOVDQU64 W_COLS+64(DI), Z13; \
+	VPBROADCASTD W_OUT(DI), Z15; \
+	MOVL $0xFF, R9; \
+	VPBROADCASTD R9, Z14; \
+	VMOVDQU32 W_ROWS(DI), Z0; \
+	VMOVDQU32 W_ROWS+64(DI), Z1; \
+	VMOVDQU32 W_ROWS+128(DI), Z2; \
+	VMOVDQU32 W_ROWS+192(DI), Z3
+
+#define LEAVE \
+	VMOVDQU32 Z0, W_ROWS(DI); \
+	VMOVDQU32 Z1, W_ROWS+64(DI); \
+	VMOVDQU32 Z2, W_ROWS+128(DI); \
+	VMOVDQU32 Z3, W_ROWS+192(DI); \
+	MOVQ SI, W_NHITS(DI); \
+	VZEROUPPER
 
 // func wideWalk(w *wideState, blocks int) int
 TEXT ·wideWalk(SB), NOSPLIT, $0-24
 	MOVQ w+0(FP), DI
 	MOVQ blocks+8(FP), DX
-	MOVQ W_DELTA(DI), AX
+	ENTER
 	MOVQ W_TEXT(DI), BX
-	MOVQ W_HITS(DI), CX
-	MOVQ W_NHITS(DI), SI
-	MOVQ W_HITEND(DI), R8
-	VMOVDQU64 W_COLS(DI), Z12
-	VMOVDQU64 W_COLS+64(DI), Z13
-	VPBROADCASTD W_OUT(DI), Z15
-	MOVL $0xFF, R9
-	VPBROADCASTD R9, Z14
 	MOVL $4, R9
 	VPBROADCASTD R9, Z20
 	VMOVDQU32 W_POS(DI), Z4
 	VMOVDQU32 W_POS+64(DI), Z5
 	VMOVDQU32 W_POS+128(DI), Z6
 	VMOVDQU32 W_POS+192(DI), Z7
-	VMOVDQU32 W_ROWS(DI), Z0
-	VMOVDQU32 W_ROWS+64(DI), Z1
-	VMOVDQU32 W_ROWS+128(DI), Z2
-	VMOVDQU32 W_ROWS+192(DI), Z3
 	XORQ R10, R10
 
 loop:
@@ -143,12 +147,7 @@ done:
 	VMOVDQU32 Z5, W_POS+64(DI)
 	VMOVDQU32 Z6, W_POS+128(DI)
 	VMOVDQU32 Z7, W_POS+192(DI)
-	VMOVDQU32 Z0, W_ROWS(DI)
-	VMOVDQU32 Z1, W_ROWS+64(DI)
-	VMOVDQU32 Z2, W_ROWS+128(DI)
-	VMOVDQU32 Z3, W_ROWS+192(DI)
-	MOVQ SI, W_NHITS(DI)
-	VZEROUPPER
+	LEAVE
 	MOVQ R10, ret+16(FP)
 	RET
 
@@ -160,19 +159,7 @@ TEXT ·wideWalkBuf(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), DI
 	MOVQ from+8(FP), R10
 	MOVQ to+16(FP), DX
-	MOVQ W_DELTA(DI), AX
-	MOVQ W_HITS(DI), CX
-	MOVQ W_NHITS(DI), SI
-	MOVQ W_HITEND(DI), R8
-	VMOVDQU64 W_COLS(DI), Z12
-	VMOVDQU64 W_COLS+64(DI), Z13
-	VPBROADCASTD W_OUT(DI), Z15
-	MOVL $0xFF, R9
-	VPBROADCASTD R9, Z14
-	VMOVDQU32 W_ROWS(DI), Z0
-	VMOVDQU32 W_ROWS+64(DI), Z1
-	VMOVDQU32 W_ROWS+128(DI), Z2
-	VMOVDQU32 W_ROWS+192(DI), Z3
+	ENTER
 	// BX: the block's row of tbuf.
 	MOVQ R10, BX
 	SHLQ $8, BX
@@ -196,12 +183,7 @@ bloop:
 	JMP bloop
 
 bdone:
-	VMOVDQU32 Z0, W_ROWS(DI)
-	VMOVDQU32 Z1, W_ROWS+64(DI)
-	VMOVDQU32 Z2, W_ROWS+128(DI)
-	VMOVDQU32 Z3, W_ROWS+192(DI)
-	MOVQ SI, W_NHITS(DI)
-	VZEROUPPER
+	LEAVE
 	MOVQ R10, ret+24(FP)
 	RET
 

@@ -31,13 +31,7 @@ func TestScanWideGuardPages(t *testing.T) {
 	col := &c.keywordCols[viewASCII]
 	for _, n := range []int{wideMinLen, wideMinLen + 1, wideMinLen + 2, wideMinLen + 3, 40001, size} {
 		for _, text := range [][]byte{data[:n:n], data[size-n:]} {
-			got := make([]uint64, (len(c.literals)+63)/64)
-			one := make([]uint64, len(got))
-			if !c.ac.scanWide(text, col, got) {
-				c.ac.scan(text, col, got)
-			}
-			c.ac.resume(text, 0, 0, col, func(row uint32, _ int) { c.ac.mark(row, one) })
-			if !slices.Equal(got, one) {
+			if got, one := wideAndOne(c, text, col); !slices.Equal(got, one) {
 				t.Fatalf("%d bytes: wide %x, one chain %x", n, got, one)
 			}
 		}

@@ -125,14 +125,20 @@ func FuzzScanWide(f *testing.F) {
 		for i := range text {
 			text[i] = unit[i%len(unit)] & 127
 		}
-		got := make([]uint64, (len(c.literals)+63)/64)
-		one := make([]uint64, len(got))
-		if !c.ac.scanWide(text, col, got) {
-			c.ac.scan(text, col, got)
-		}
-		c.ac.resume(text, 0, 0, col, func(row uint32, _ int) { c.ac.mark(row, one) })
-		if !slices.Equal(got, one) {
+		if got, one := wideAndOne(c, text, col); !slices.Equal(got, one) {
 			t.Fatalf("%q repeated to %d bytes: wide %x, one chain %x", unit, len(text), got, one)
 		}
 	})
+}
+
+// wideAndOne returns the literals seen in text by the wide chains (by the
+// four when the wide ones do not apply), and by one chain.
+func wideAndOne(c *compiled, text []byte, col *byteCols) (wide, one []uint64) {
+	wide = make([]uint64, (len(c.literals)+63)/64)
+	one = make([]uint64, len(wide))
+	if !c.ac.scanWide(text, col, wide) {
+		c.ac.scan(text, col, wide)
+	}
+	c.ac.resume(text, 0, 0, col, func(row uint32, _ int) { c.ac.mark(row, one) })
+	return wide, one
 }
