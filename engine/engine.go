@@ -57,6 +57,12 @@
 //     there, it is searched for words and prefixes only near them (its
 //     other candidates are the original view's); the percent view needs a
 //     %XX, the base64 view a 16-character run.
+//   - The passes every text takes run as vector kernels where the processor
+//     has AVX2 (simd_amd64.s): one tells an ASCII text, lists its
+//     leetspeak characters and finds a '%'; another finds the first place a
+//     base64 run can start (with AVX-512 BW where there is one). Each has a
+//     portable loop, which its tests hold it to, as they hold the kernels to
+//     loops written from the definitions.
 //
 // The benchmarks (README, "Performance") measure the result.
 //
