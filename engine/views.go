@@ -168,6 +168,26 @@ func (c *compiled) encodeUnits(dst []byte, units []uint16) []byte {
 		return dst
 	}
 	tab, out := &c.alphabet.Byte, dst
+	for len(units) >= 32 {
+		// The ASCII stretches with a vector kernel where there is one, the
+		// next 32 units (which hold a non-ASCII one) with the table, or
+		// the next 256 after a stretch of none (a text in another script
+		// would otherwise pay a call every 32 units).
+		n := encodeASCII(out, units, &c.ascii)
+		out, units = out[n:], units[n:]
+		m := min(32, len(units))
+		if n == 0 {
+			m = min(256, len(units))
+		}
+		encodeWithTable(out[:m], units[:m], tab)
+		out, units = out[m:], units[m:]
+	}
+	encodeWithTable(out, units, tab)
+	return dst
+}
+
+// encodeWithTable writes tab[u] to out for every unit of units.
+func encodeWithTable(out []byte, units []uint16, tab *[1 << 16]byte) {
 	for len(units) >= 4 {
 		d, u := out[:4:4], units[:4:4]
 		d[0], d[1], d[2], d[3] = tab[u[0]], tab[u[1]], tab[u[2]], tab[u[3]]
@@ -176,7 +196,6 @@ func (c *compiled) encodeUnits(dst []byte, units []uint16) []byte {
 	for i, u := range units {
 		out[i] = tab[u]
 	}
-	return dst
 }
 
 // mapBytes sets dst[i] to tab[src[i]]; dst is at least as long as src.

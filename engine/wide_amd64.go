@@ -157,3 +157,21 @@ func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool 
 // bytes, for literals of up to ov+1 bytes: the last chain, which walks to
 // the end, then walks at most 66+ov bytes more than the others would need.
 func wideStride(n, ov int) int { return (n - ov - 3) / wideLanes }
+
+// encodeASCIIUnits writes tab[u] to dst for the units of units, 32 at a
+// time with AVX-512 VBMI (a narrowing and a byte permute each), up to the
+// first 32 that hold a unit from 128 up, and returns how many it wrote.
+//
+//go:noescape
+func encodeASCIIUnits(dst []byte, units []uint16, tab *[128]byte) int
+
+// encodeASCII writes the alphabet bytes of units' leading ASCII stretches
+// to out and returns how many units it did; encodeUnits does the rest. A
+// long non-ASCII text is mostly ASCII: a table load per unit was a quarter
+// of its scan.
+func encodeASCII(out []byte, units []uint16, tab *[256]byte) int {
+	if !haveWide || len(units) < 32 {
+		return 0
+	}
+	return encodeASCIIUnits(out[:len(units)], units, (*[128]byte)(tab[:128]))
+}

@@ -317,3 +317,38 @@ TEXT ·wideTranspose(SB), NOSPLIT, $0-8
 	VMOVDQU32 Z16, (W_POS+192)(DI)
 	VZEROUPPER
 	RET
+
+// func encodeASCIIUnits(dst []byte, units []uint16, tab *[128]byte) int
+//
+// Writes tab[u] to dst for the units of units, 32 at a time, up to the
+// first 32 that hold one from 128 up (or fewer than 32 left), and returns
+// how many it wrote. dst is at least as long as units.
+TEXT ·encodeASCIIUnits(SB), NOSPLIT, $0-64
+	MOVQ dst_base+0(FP), DI
+	MOVQ units_base+24(FP), SI
+	MOVQ units_len+32(FP), CX
+	MOVQ tab+48(FP), AX
+	VMOVDQU64 (AX), Z2
+	VMOVDQU64 64(AX), Z3
+	MOVL $0xFF80FF80, R8
+	VPBROADCASTD R8, Z4
+	XORQ BX, BX
+
+eloop:
+	LEAQ 32(BX), DX
+	CMPQ DX, CX
+	JA   edone
+	VMOVDQU64 (SI)(BX*2), Z0
+	VPTESTMW  Z4, Z0, K1
+	KORTESTD  K1, K1
+	JNZ       edone
+	VPMOVWB   Z0, Y1
+	VPERMI2B  Z3, Z2, Z1
+	VMOVDQU   Y1, (DI)(BX*1)
+	MOVQ      DX, BX
+	JMP       eloop
+
+edone:
+	VZEROUPPER
+	MOVQ BX, ret+56(FP)
+	RET

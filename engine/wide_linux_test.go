@@ -4,13 +4,14 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
-// TestScanWideGuardPages runs the wide chains on texts that begin or end
-// at the edge of an inaccessible page: a read outside the text crashes the
-// test.
+// TestScanWideGuardPages runs the wide chains, and encodeUnits, on texts
+// that begin or end at the edge of an inaccessible page: a read or write
+// outside them crashes the test.
 func TestScanWideGuardPages(t *testing.T) {
 	page := syscall.Getpagesize()
 	size := (64<<10 + page - 1) / page * page
@@ -29,6 +30,13 @@ func TestScanWideGuardPages(t *testing.T) {
 	copy(data, chatbody.Prose(size, 3))
 	c := Default().c
 	col := &c.keywordCols[viewASCII]
+	// The units of encodeUnits against the end of the pages, and its output.
+	for n := 0; n <= 200; n++ {
+		units := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(data[size-2*n:]))), n)
+		c.encodeUnits(data[:n:n], units)
+		c.encodeUnits(data[size-n:], unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(data))), n))
+	}
+	copy(data, chatbody.Prose(size, 3))
 	for _, n := range []int{wideMinLen, wideMinLen + 1, wideMinLen + 2, wideMinLen + 3, 40001, size} {
 		for _, text := range [][]byte{data[:n:n], data[size-n:]} {
 			if got, one := wideAndOne(c, text, col); !slices.Equal(got, one) {

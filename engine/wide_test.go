@@ -142,3 +142,29 @@ func wideAndOne(c *compiled, text []byte, col *byteCols) (wide, one []uint64) {
 	c.ac.resume(text, 0, 0, col, func(row uint32, _ int) { c.ac.mark(row, one) })
 	return wide, one
 }
+
+// TestEncodeUnits: encodeUnits, with the vector kernel for ASCII stretches
+// where the processor has it, against the table unit by unit, on texts of
+// every length up to 300 with non-ASCII units from none to every one.
+func TestEncodeUnits(t *testing.T) {
+	c := Default().c
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, every := range []int{0, 1, 2, 31, 32, 33, 100} {
+		for n := 0; n <= 300; n++ {
+			units := make([]uint16, n)
+			for i := range units {
+				units[i] = uint16(rng.IntN(128))
+				if every > 0 && rng.IntN(every) == 0 {
+					units[i] = uint16(128 + rng.IntN(0xFFFF-128))
+				}
+			}
+			want := make([]byte, n)
+			for i, u := range units {
+				want[i] = c.alphabet.Byte[u]
+			}
+			if got := c.encodeUnits(nil, units); !slices.Equal(got, want) {
+				t.Fatalf("%d units, one in %d non-ASCII: %v, want %v", n, every, got, want)
+			}
+		}
+	}
+}
