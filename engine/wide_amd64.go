@@ -1,29 +1,6 @@
 package engine
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
-
-// The keyword automaton over a long text, 64 chains at once with AVX-512
-// (wide_amd64.s).
-//
-// The scalar walk is one dependent table load per byte and chain, and with
-// four chains it is bound by the instructions each step takes. Here each
-// of four registers holds sixteen chains: a step maps sixteen bytes to
-// their columns in one byte permute (VPERMI2B over the 128-entry column
-// table) and loads sixteen
-// transitions in one gather, four times over. The chains' bytes come
-// sixteen blocks of four at a time, read as 64 bytes per chain and
-// transposed (wideTranspose). The states with outputs are stored to a
-// buffer (VPCOMPRESSD) that Go reads after the call, so a step with a hit
-// costs a few instructions, not a return to Go. A literal seen twice is
-// marked twice, which marking allows; that is also why the chains may
-// overlap by more than they need to.
-
-// wideLanes is the number of chains.
-const wideLanes = 64
+import "unsafe"
 
 // The hit buffer's size, and how much of it a call keeps free: a block of
 // four steps adds at most four hits per chain.
@@ -31,17 +8,6 @@ const (
 	wideHits    = 1024
 	wideHitRoom = 4 * wideLanes
 )
-
-// wideMinLen is the shortest text walked by the wide chains. Each of them
-// walks the longest literal again before its own part, so they pay only on
-// texts many times wideLanes*ov long. BenchmarkKeywords on prose, against
-// the four chains: 0.9x at 4 KiB, 1.3x at 6 KiB, 2.1x at 16 KiB, 3x at
-// 256 KiB.
-const wideMinLen = 6 << 10
-
-// haveWide reports whether the processor has the instructions the kernel
-// uses: AVX-512 F and BW, and VBMI for the byte permute.
-var haveWide = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 // wideState is what the kernel reads and writes; wide_amd64.s knows its
 // layout (TestWideStateLayout).
@@ -152,11 +118,6 @@ func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool 
 	}
 	return true
 }
-
-// wideStride is the distance between the chains' starts in a text of n
-// bytes, for literals of up to ov+1 bytes: the last chain, which walks to
-// the end, then walks at most 66+ov bytes more than the others would need.
-func wideStride(n, ov int) int { return (n - ov - 3) / wideLanes }
 
 // encodeASCIIUnits writes tab[u] to dst for the units of units, 32 at a
 // time with AVX-512 VBMI (a narrowing and a byte permute each), up to the

@@ -2,12 +2,10 @@ package engine
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
 )
@@ -25,7 +23,7 @@ func TestScanWide(t *testing.T) {
 }
 
 func testScanWide(t *testing.T, c *compiled) {
-	want := haveWide && runtime.GOARCH == "amd64"
+	want := haveWide
 	col := &c.keywordCols[viewEncoded]
 	check := func(text []byte, what string) {
 		t.Helper()
@@ -82,30 +80,6 @@ func testScanWide(t *testing.T, c *compiled) {
 	// A hit at nearly every byte of every chain.
 	for _, lit := range c.literals[:min(len(c.literals), 8)] {
 		check([]byte(strings.Repeat(string(asASCII(lit))+" ", 70000/(len(lit)+1))), "hits")
-	}
-}
-
-// TestWideStateLayout holds the offsets wide_amd64.s reads wideState at.
-func TestWideStateLayout(t *testing.T) {
-	var w wideState
-	for _, f := range []struct {
-		name     string
-		got, off uintptr
-	}{
-		{"delta", unsafe.Offsetof(w.delta), 0},
-		{"text", unsafe.Offsetof(w.text), 8},
-		{"hits", unsafe.Offsetof(w.hits), 16},
-		{"nhits", unsafe.Offsetof(w.nhits), 24},
-		{"hitEnd", unsafe.Offsetof(w.hitEnd), 32},
-		{"out", unsafe.Offsetof(w.out), 40},
-		{"cols", unsafe.Offsetof(w.cols), 48},
-		{"pos", unsafe.Offsetof(w.pos), 176},
-		{"rows", unsafe.Offsetof(w.rows), 432},
-		{"tbuf", unsafe.Offsetof(w.tbuf), 688},
-	} {
-		if f.got != f.off {
-			t.Errorf("wideState.%s at %d, wide_amd64.s reads it at %d", f.name, f.got, f.off)
-		}
 	}
 }
 
