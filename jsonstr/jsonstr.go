@@ -140,7 +140,13 @@ func Unquote(dst, s []byte) []byte {
 		if i += run; i >= len(s) {
 			break
 		}
-		i, dst, _ = unescape(dst, s, i, false, &canonical) // valid: End checked it
+		next, out, ok := unescape(dst, s, i, false, &canonical)
+		if !ok {
+			// Not a valid literal, which the caller promised: keep the rest
+			// as it is rather than loop or panic.
+			return append(dst, s[i:]...)
+		}
+		i, dst = next, out
 	}
 	return dst
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -86,4 +87,25 @@ func FuzzDecodeAt(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUnquoteInvalid: a literal with a bad or cut escape, which callers
+// must not pass, still ends: the rest is kept as it is.
+func TestUnquoteInvalid(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`ab\q`, `ab\q`},
+		{`ab\`, `ab\`},
+		{`a\nb\u12`, "a\nb\\u12"},
+	} {
+		done := make(chan string, 1)
+		go func() { done <- string(Unquote(nil, []byte(c.in))) }()
+		select {
+		case got := <-done:
+			if got != c.want {
+				t.Errorf("Unquote(%q) = %q, want %q", c.in, got, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Unquote(%q) did not return", c.in)
+		}
+	}
 }
