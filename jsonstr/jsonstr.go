@@ -44,24 +44,36 @@ func End(b []byte, i int) int {
 	}
 }
 
-// ASCII reports whether every byte of b is below 0x80: a literal's bytes
-// that are, and hold no escape, are its decoded value as they are (they are
-// valid UTF-8). On amd64 with AVX2 it tests 64 bytes a step, several times
-// as fast as utf8.Valid on a long text.
+// ASCII reports whether every byte of b is below 0x80.
 func ASCII(b []byte) bool {
-	return ascii(b)
+	return asciiPrefix(b) == len(b)
 }
 
-// asciiWords is ASCII eight bytes at a time.
-func asciiWords(b []byte) bool {
-	var or uint64
-	for ; len(b) >= 8; b = b[8:] {
-		or |= binary.LittleEndian.Uint64(b)
+// ValidUTF8 is utf8.Valid: the bytes of a literal with no escape are its
+// value when they are valid. It reads the ASCII start of b (most texts are
+// all ASCII) 64 bytes a step on amd64 with AVX2, twice as fast as
+// utf8.Valid, and gives utf8.Valid only the rest.
+func ValidUTF8(b []byte) bool {
+	n := asciiPrefix(b)
+	return n == len(b) || utf8.Valid(b[n:])
+}
+
+// asciiPrefixWords returns a length n of b's start that is all ASCII, n
+// being len(b) exactly when all of b is: it stops at the first word of
+// eight bytes, or in the last few bytes at the first byte, that is not.
+func asciiPrefixWords(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			return i
+		}
 	}
-	for _, c := range b {
-		or |= uint64(c)
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return i
+		}
 	}
-	return or&0x8080808080808080 == 0
+	return i
 }
 
 // Plain returns the offset of the first byte at or after i that a string
@@ -70,7 +82,7 @@ func asciiWords(b []byte) bool {
 // literal (decoding makes it U+FFFD).
 //
 // Long-context bodies are mostly string bytes, so on amd64 with AVX2 it
-// tests 32 bytes at a time in assembly, about eight times as fast as eight
+// tests 64 bytes a step in assembly, about eight times as fast as eight
 // at a time with SWAR. Fewer than 32 bytes (a key, a long string's last
 // bytes) and other machines take the SWAR loop, plainSWAR: for them a call
 // to assembly would cost more than it saves.

@@ -12,22 +12,22 @@ var useAVX2 = cpu.X86.HasAVX2
 //go:noescape
 func plainAVX2(b []byte) int
 
-// asciiAVX2 reports whether b's whole 32-byte blocks are all ASCII. It
-// reads nothing past them.
+// asciiAVX2 returns how many of b's bytes, in whole 32-byte blocks from
+// the start, precede the first block that holds a byte from 0x80 up. It
+// reads nothing past the blocks.
 //
 //go:noescape
-func asciiAVX2(b []byte) bool
+func asciiAVX2(b []byte) int
 
-// ascii is ASCII: the kernel over the whole 32-byte blocks, a word loop for
-// the rest.
-func ascii(b []byte) bool {
+// asciiPrefix is asciiPrefixWords after the kernel's blocks.
+func asciiPrefix(b []byte) int {
+	n := 0
 	if useAVX2 && len(b) >= 32 {
-		if !asciiAVX2(b) {
-			return false
+		if n = asciiAVX2(b); n < len(b)&^31 {
+			return n
 		}
-		b = b[len(b)&^31:]
 	}
-	return asciiWords(b)
+	return n + asciiPrefixWords(b[n:])
 }
 
 // plain is Plain: the kernel over the whole 32-byte blocks from i, the SWAR

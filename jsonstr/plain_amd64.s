@@ -91,42 +91,39 @@ found32:
 	MOVQ       AX, ret+24(FP)
 	RET
 
-// func asciiAVX2(b []byte) bool
+// func asciiAVX2(b []byte) int
 //
-// Whether b's whole 32-byte blocks are all below 0x80: the OR of 64 bytes
-// a step, one test of its high bits per step.
-TEXT ·asciiAVX2(SB), NOSPLIT, $0-25
+// How many of b's bytes, in whole 32-byte blocks from the start, precede
+// the first block with a byte from 0x80 up (all the whole blocks when none
+// has one): the OR of 64 bytes a step, one test of its high bits per step.
+TEXT ·asciiAVX2(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), CX
 	ANDQ $~31, CX
 	XORQ AX, AX
 
 aloop64:
-	LEAQ     64(AX), DX
-	CMPQ     DX, CX
-	JA       atail32
-	VMOVDQU  (SI)(AX*1), Y4
-	VPOR     32(SI)(AX*1), Y4, Y4
+	LEAQ      64(AX), DX
+	CMPQ      DX, CX
+	JA        atail32
+	VMOVDQU   (SI)(AX*1), Y4
+	VPOR      32(SI)(AX*1), Y4, Y4
 	VPMOVMSKB Y4, BX
-	TESTL    BX, BX
-	JNZ      anot
-	MOVQ     DX, AX
-	JMP      aloop64
+	TESTL     BX, BX
+	JNZ       adone
+	MOVQ      DX, AX
+	JMP       aloop64
 
 atail32:
 	CMPQ      AX, CX
-	JAE       ayes
+	JAE       adone
 	VMOVDQU   (SI)(AX*1), Y4
 	VPMOVMSKB Y4, BX
 	TESTL     BX, BX
-	JNZ       anot
+	JNZ       adone
+	MOVQ      CX, AX
 
-ayes:
+adone:
 	VZEROUPPER
-	MOVB $1, ret+24(FP)
-	RET
-
-anot:
-	VZEROUPPER
-	MOVB $0, ret+24(FP)
+	MOVQ AX, ret+24(FP)
 	RET

@@ -6,4 +6,4 @@ func plain(b []byte, i int) int {
 	return plainSWAR(b, i)
 }
 
-func ascii(b []byte) bool { return asciiWords(b) }
+func asciiPrefix(b []byte) int { return asciiPrefixWords(b) }

@@ -8,9 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// TestPlainExact compares Plain with a byte loop over the same bytes, from
-// every start, on short strings dense in the bytes it must stop at and the
-// ones next to them.
+// TestPlainExact: checkPlain on short strings dense in the bytes Plain
+// must stop at and the ones next to them.
 func TestPlainExact(t *testing.T) {
 	alphabet := []byte{'a', ' ', '"', '\\', 0x00, 0x1F, 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -23,15 +22,7 @@ func TestPlainExact(t *testing.T) {
 				b[i] = 'a' + byte(rng.IntN(26))
 			}
 		}
-		for from := 0; from <= len(b); from++ {
-			want := from
-			for want < len(b) && b[want] >= 0x20 && b[want] != '"' && b[want] != '\\' {
-				want++
-			}
-			if got := Plain(b, from); got != want {
-				t.Fatalf("Plain(%q, %d) = %d, want %d", b, from, got, want)
-			}
-		}
+		checkPlain(t, b)
 	}
 }
 
@@ -110,23 +101,20 @@ func TestPlainRandom(t *testing.T) {
 	}
 }
 
-// TestPlainSWAR tests the fallback itself, which a machine with AVX2 runs
-// only for the last bytes of a long string.
-func TestPlainSWAR(t *testing.T) {
+// TestPlainLongRuns: strings whose bytes are mostly plain ones from 0x80
+// up, so that runs are long, through Plain and the SWAR loop alone (which
+// a machine with AVX2 runs only for the last bytes of a long string).
+func TestPlainLongRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for n := 0; n < 3000; n++ {
 		b := make([]byte, rng.IntN(100))
 		for i := range b {
 			b[i] = byte(rng.IntN(256))
 			if rng.IntN(8) != 0 && (b[i] < 0x20 || b[i] == '"' || b[i] == '\\') {
-				b[i] = 0x80 | b[i] // mostly plain, so that runs are long
+				b[i] = 0x80 | b[i]
 			}
 		}
-		for from := 0; from <= len(b); from++ {
-			if got, want := plainSWAR(b, from), plainRef(b, from); got != want {
-				t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, from, got, want)
-			}
-		}
+		checkPlain(t, b)
 	}
 }
 
@@ -193,8 +181,9 @@ func asciiRef(b []byte) bool {
 	return true
 }
 
-// checkASCII compares ASCII and asciiWords with asciiRef on every suffix
-// of b.
+// checkASCII checks ASCII, ValidUTF8, and both ASCII prefixes (the
+// kernel's and the words') on every suffix of b: a prefix is ASCII, and all
+// of the suffix exactly when the suffix is.
 func checkASCII(t *testing.T, b []byte) {
 	t.Helper()
 	for from := 0; from <= len(b); from++ {
@@ -203,14 +192,20 @@ func checkASCII(t *testing.T, b []byte) {
 		if got := ASCII(s); got != want {
 			t.Fatalf("ASCII(%q) = %v, want %v", s, got, want)
 		}
-		if got := asciiWords(s); got != want {
-			t.Fatalf("asciiWords(%q) = %v, want %v", s, got, want)
+		if got := ValidUTF8(s); got != utf8.Valid(s) {
+			t.Fatalf("ValidUTF8(%q) = %v", s, got)
+		}
+		for name, n := range map[string]int{"asciiPrefix": asciiPrefix(s), "asciiPrefixWords": asciiPrefixWords(s)} {
+			if n < 0 || n > len(s) || !asciiRef(s[:n]) || (n == len(s)) != want {
+				t.Fatalf("%s(%q) = %d", name, s, n)
+			}
 		}
 	}
 }
 
-// TestASCIIEverywhere puts one byte from 0x80 at each position of strings
-// of every length up to 200 (so in every block, word and tail).
+// TestASCIIEverywhere puts one byte from 0x80 (a lone continuation byte,
+// a lead byte, or 0xFF) at each position of strings of every length up to
+// 200 (so in every block, word and tail).
 func TestASCIIEverywhere(t *testing.T) {
 	for n := 0; n <= 200; n++ {
 		b := make([]byte, n)
@@ -225,22 +220,21 @@ func TestASCIIEverywhere(t *testing.T) {
 				checkASCII(t, b)
 				b[i] = old
 			}
+			if i+1 < n { // and valid UTF-8 that is not ASCII
+				c := append([]byte(nil), b...)
+				copy(c[i:], "\u00e9")
+				checkASCII(t, c)
+			}
 		}
 	}
 }
 
-// FuzzASCII compares ASCII and asciiWords with asciiRef.
+// FuzzASCII: checkASCII on any bytes.
 func FuzzASCII(f *testing.F) {
 	f.Add([]byte("plain ASCII text that is longer than one block of sixty-four bytes."))
 	f.Add([]byte("caf\xc3\xa9"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		want := asciiRef(b)
-		if got := ASCII(b); got != want {
-			t.Fatalf("ASCII(%q) = %v, want %v", b, got, want)
-		}
-		if got := asciiWords(b); got != want {
-			t.Fatalf("asciiWords(%q) = %v, want %v", b, got, want)
-		}
+		checkASCII(t, b)
 	})
 }
 

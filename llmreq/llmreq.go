@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/jsonstr"
 )
@@ -257,6 +256,5 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 
 // unchanged reports whether replacement s of text t can keep the original literal.
 func (r *Request) unchanged(t *Text, s string) bool {
-	lit := r.body[t.start:t.end]
-	return s == t.Value && (jsonstr.ASCII(lit) || utf8.Valid(lit))
+	return s == t.Value && jsonstr.ValidUTF8(r.body[t.start:t.end])
 }

@@ -73,21 +73,12 @@ func (w *walker) keyIs(k int, name string) bool {
 		// An ASCII key can only fold to a name of its own length; only non-ASCII letters
 		// (the Kelvin sign, the long s) fold across lengths. Most keys differ in length from
 		// the name they are compared with, so this rejects them without folding.
-		if len(key) != len(name) && isASCII(key) {
+		if len(key) != len(name) && jsonstr.ASCII(key) {
 			return false
 		}
 		return bytes.EqualFold(key, []byte(name))
 	}
 	return bytes.EqualFold(w.decoded(k), []byte(name))
-}
-
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // eachMember calls f(key, value) for every member of object node i, in body order. Duplicate
@@ -168,7 +159,7 @@ func (w *walker) pushKey(k int) int {
 		w.path = append(w.path, key...)
 	} else {
 		w.path = append(w.path, '[')
-		w.path = jsonstr.Append(w.path, string(key), false)
+		w.path = jsonstr.Append(w.path, key, false)
 		w.path = append(w.path, ']')
 	}
 	return mark
@@ -210,9 +201,7 @@ func (w *walker) emit(i int, role string) {
 	sp := textSpan{path0: len(w.paths)}
 	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
 	sp.path1 = len(w.paths)
-	// An unescaped literal is its value when it is valid UTF-8; an ASCII one
-	// (most) is, and jsonstr.ASCII tells that twice as fast as utf8.Valid.
-	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && (jsonstr.ASCII(lit) || utf8.Valid(lit)) {
+	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && jsonstr.ValidUTF8(lit) {
 		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
 	} else {
 		sp.val0 = len(w.values)
