@@ -85,14 +85,13 @@ func (e *Engine) collect(st *scanState) {
 		st.m.keepCandidates(c)
 		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
 		if !t.ascii {
+			// The encoded original with its leetspeak characters folded: the
+			// two differ only there.
 			st.enc2 = grow(st.enc2, n)
 			enc2 := st.enc2[:n]
-			for i, u := range t.units[:n] {
-				if u < 128 {
-					enc2[i] = c.asciiLeet[u]
-				} else {
-					enc2[i] = orig.src[i]
-				}
+			copy(enc2, orig.src)
+			for _, i := range t.leet {
+				enc2[i] = c.asciiLeet[t.units[i]]
 			}
 			v = view{src: enc2, leet: t.leet}
 		}
