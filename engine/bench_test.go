@@ -109,7 +109,7 @@ func BenchmarkASCIILeet(b *testing.B) {
 			dst := make([]int32, 0, len(in.text))
 			b.SetBytes(int64(len(in.text)))
 			for b.Loop() {
-				dst, _ = asciiLeet(dst[:0], in.text)
+				dst, _, _ = asciiLeet(dst[:0], in.text)
 			}
 		})
 	}

@@ -7,3 +7,6 @@ package engine
 func asciiLeetBlocks(dst []int32, raw []byte) ([]int32, int, bool, bool) { return dst, 0, true, false }
 
 func skipBlocks(bs []byte, i int) int { return i }
+
+// hasAVX2: no vector kernels run here.
+const hasAVX2 = false

@@ -18,7 +18,7 @@ type text struct {
 	// on the first byteOffset call (only a text with matches needs it).
 	off   []int32
 	offOK bool
-	pct   pctFact // whether raw has a '%', if decodeText learned it
+	noPct bool // decodeText learned that raw has no '%'
 }
 
 func (t *text) len() int {
@@ -78,8 +78,8 @@ func appendOffsets(off []int32, raw []byte) []int32 {
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
 	t.offOK = false
-	leet, ascii, pct := asciiLeetPct(t.leet[:0], raw)
-	t.pct = pct
+	leet, ascii, noPct := asciiLeet(t.leet[:0], raw)
+	t.noPct = noPct
 	if ascii {
 		// Keep the buffers for the next non-ASCII text.
 		t.ascii, t.units, t.leet = true, t.units[:0], leet
@@ -140,37 +140,19 @@ func decodeText(raw []byte, t *text) {
 // CPU has one, takes texts of a block (64 bytes) or more, and a loop over
 // words the others. When raw is not all ASCII, dst holds what was found
 // before the first block or word that is not, for the caller to throw away.
-func asciiLeet(dst []int32, raw []byte) ([]int32, bool) {
-	dst, ascii, _ := asciiLeetPct(dst, raw)
-	return dst, ascii
-}
-
-// asciiLeetPct is asciiLeet, and tells whether an ASCII raw has a '%' when
-// the kernel read it all (pctNo, pctYes), pctUnknown otherwise.
-func asciiLeetPct(dst []int32, raw []byte) ([]int32, bool, pctFact) {
+// noPct reports that raw has no '%', when the kernel read all of it (it
+// looks at every byte anyway: a search of its own was 5% of a long text's
+// scan).
+func asciiLeet(dst []int32, raw []byte) (_ []int32, ascii, noPct bool) {
 	dst, i, ascii, pct := asciiLeetBlocks(dst, raw)
 	if !ascii {
-		return dst, false, pctUnknown
+		return dst, false, false
 	}
-	fact := pctUnknown
-	if i == len(raw) && i > 0 {
-		fact = pctNo
-		if pct {
-			fact = pctYes
-		}
-	}
+	// The kernel read every byte of a text it took whole.
+	noPct = i == len(raw) && i > 0 && !pct
 	dst, ascii = asciiLeetWords(dst, raw, i)
-	return dst, ascii, fact
+	return dst, ascii, noPct
 }
-
-// pctFact is what decodeText learned of a '%' in the text.
-type pctFact uint8
-
-const (
-	pctUnknown pctFact = iota
-	pctNo
-	pctYes
-)
 
 // leetCandidates has the high bit set in each byte of a word of eight
 // ASCII bytes that may be a leetspeak character: every '0' to '7', '@' or

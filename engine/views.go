@@ -24,7 +24,6 @@ var viewNames = [4]string{ViewOriginal, ViewLeet, ViewPercent, ViewBase64}
 // Per-ASCII-unit facts that decide which views can report.
 const (
 	fLeet = 1 << iota // one of 0 1 3 4 5 7 @ $
-	fPct              // %
 	fB64              // [A-Za-z0-9+/_-]
 )
 
@@ -38,7 +37,6 @@ func init() {
 		unitFlags[c] |= fLeet
 		leetTo[c] = "oieastas"[i]
 	}
-	unitFlags['%'] |= fPct
 	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-" {
 		unitFlags[c] |= fB64
 	}
@@ -72,7 +70,6 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	flags := rawFlags(t.raw, t.leet, t.pct)
 	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc}
 	if !t.ascii {
 		st.enc = c.encodeUnits(st.enc, t.units)
@@ -81,7 +78,7 @@ func (e *Engine) collect(st *scanState) {
 	c.findLiterals(&orig, st.m)
 	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 
-	if flags&fLeet != 0 {
+	if len(t.leet) > 0 {
 		st.m.keepCandidates(c)
 		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
 		if !t.ascii {
@@ -114,7 +111,7 @@ func (e *Engine) collect(st *scanState) {
 		})
 	}
 
-	if flags&fPct != 0 && st.pct.build(t) {
+	if !t.noPct && st.pct.build(t) {
 		p := &st.pct
 		st.enc2 = c.encodeUnits(st.enc2, p.units)
 		enc2 := st.enc2
@@ -133,30 +130,7 @@ func (e *Engine) collect(st *scanState) {
 		})
 	}
 
-	if flags&fB64 != 0 {
-		e.base64View(st, emit)
-	}
-}
-
-// rawFlags is the union of unitFlags over a text's units, from its bytes
-// (the units below 128 are its ASCII bytes), the positions of its
-// leetspeak characters and what decodeText learned of a '%': a search for
-// each other flag's characters, each faster than a loop over the bytes.
-func rawFlags(raw []byte, leet []int32, pct pctFact) uint8 {
-	var f uint8
-	if len(leet) > 0 {
-		f |= fLeet
-	}
-	if pct == pctYes || pct == pctUnknown && bytes.IndexByte(raw, '%') >= 0 {
-		f |= fPct
-	}
-	for _, b := range raw {
-		if unitFlags[b]&fB64 != 0 {
-			f |= fB64
-			break
-		}
-	}
-	return f
+	e.base64View(st, emit)
 }
 
 // encodeUnits returns the alphabet bytes of units, in dst's storage.
