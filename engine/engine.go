@@ -32,7 +32,7 @@
 //     The pass is a DFA of one table load per byte; a long text is cut in
 //     four overlapping quarters stepped together, because one chain of
 //     dependent loads leaves the processor waiting on each. From 6 KiB, on
-//     a processor with AVX-512 VBMI, an ASCII text is cut in 64 parts
+//     a processor with AVX-512 VBMI, a view is cut in 64 parts
 //     stepped sixteen to a vector register instead, with gathers for the
 //     table loads (wide_amd64.go).
 //   - A rule that can match is tried, anchored, only where a match can start
