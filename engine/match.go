@@ -21,11 +21,10 @@ type matcher struct {
 	maybe  []uint64 // rules that have a literal in seen, or need none
 	active []bool   // rules that can match the view
 	cands  [][]int32
-	// The original view's candidates, kept for the leetspeak view
-	// (keepCandidates), and which rules findCandidates searches in full
-	// and which near the leetspeak characters only.
+	// Which rules have the original view's candidates still in cands for
+	// the leetspeak view (keepCandidates), and which findCandidates
+	// searches in full and which near the leetspeak characters only.
 	kept       []bool
-	keptCands  [][]int32
 	full, near []bool
 	ends       []int32
 	runes      []rune
@@ -34,14 +33,13 @@ type matcher struct {
 
 func (c *compiled) newMatcher() *matcher {
 	return &matcher{
-		seen:      make([]uint64, (len(c.literals)+63)/64),
-		active:    make([]bool, len(c.rules)),
-		cands:     make([][]int32, len(c.rules)),
-		kept:      make([]bool, len(c.rules)),
-		full:      make([]bool, len(c.rules)),
-		near:      make([]bool, len(c.rules)),
-		keptCands: make([][]int32, len(c.rules)),
-		dfas:      make([]*dfaCache, 2*len(c.rules)),
+		seen:   make([]uint64, (len(c.literals)+63)/64),
+		active: make([]bool, len(c.rules)),
+		cands:  make([][]int32, len(c.rules)),
+		kept:   make([]bool, len(c.rules)),
+		full:   make([]bool, len(c.rules)),
+		near:   make([]bool, len(c.rules)),
+		dfas:   make([]*dfaCache, 2*len(c.rules)),
 	}
 }
 
@@ -192,14 +190,12 @@ func (m *matcher) isActive(r *rule) bool {
 	return true
 }
 
-// keepCandidates keeps the candidates of the view just matched, for the
-// leetspeak view that follows it.
+// keepCandidates notes which rules have candidates from the view just
+// matched, for the leetspeak view that follows it: they stay in m.cands,
+// which only findCandidates writes.
 func (m *matcher) keepCandidates(c *compiled) {
 	for i := range c.rules {
 		m.kept[i] = m.active[i] && c.rules[i].hasPrefix
-		if m.kept[i] {
-			m.cands[i], m.keptCands[i] = m.keptCands[i][:0], m.cands[i]
-		}
 	}
 }
 
@@ -220,8 +216,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			continue
 		}
 		if leet && m.kept[i] {
-			m.cands[i] = append(m.cands[i][:0], m.keptCands[i]...)
-			m.near[i], near = true, true
+			m.near[i], near = true, true // the original's candidates, and more
 			continue
 		}
 		m.full[i] = true
