@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -91,6 +92,9 @@ type compiled struct {
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
 	tr := rb.Translation()
+	if len(tr.Patterns) != len(rb.Rules) {
+		return nil, errors.New("rulebook: its rules were not all parsed (make it with rulebook.Parse or Load, and leave Rules as they are)")
+	}
 	alpha := tr.Alphabet
 	c.alphabet = alpha
 	lits := map[string]int{}

@@ -162,3 +162,16 @@ func TestScanConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestNewChangedRules: a rulebook whose rules changed after Parse is
+// refused with an error, not a panic.
+func TestNewChangedRules(t *testing.T) {
+	rb, err := rulebook.Parse(rulebook.Default().Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Rules = append(rb.Rules, rb.Rules[0])
+	if _, err := New(rb); err == nil {
+		t.Fatal("New accepted a rule Parse did not parse")
+	}
+}

@@ -61,6 +61,8 @@ type Rulebook struct {
 	// Categories in the order the document defines them.
 	Categories []Category
 	// Rules in document order; a rule's index is its rulebook position.
+	// Parse also parses their patterns, which Translation uses: a
+	// Rulebook comes from Parse or Load, and its Rules stay as they are.
 	Rules []Rule
 	// Raw is the document exactly as loaded (served by GET /rules).
 	Raw []byte

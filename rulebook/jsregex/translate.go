@@ -5,11 +5,10 @@ package jsregex
 // each pattern's Go syntax over it with what its matches must contain.
 type Translation struct {
 	// Alphabet is nil when the patterns tell apart more characters than
-	// the alphabet has bytes (AlphabetErr); every pattern then needs the
-	// backtracking engine.
-	Alphabet    *Alphabet
-	AlphabetErr error
-	Patterns    []Translated
+	// the alphabet has bytes; every pattern then needs the backtracking
+	// engine, and its Err says why.
+	Alphabet *Alphabet
+	Patterns []Translated
 }
 
 // Translated is one pattern of a Translation.
@@ -33,12 +32,13 @@ func Translate(pats []*Pattern) *Translation {
 	for _, p := range pats {
 		sets = append(sets, p.Sets()...)
 	}
-	t.Alphabet, t.AlphabetErr = NewAlphabet(sets)
+	var alphaErr error
+	t.Alphabet, alphaErr = NewAlphabet(sets)
 	for i, p := range pats {
 		tp := &t.Patterns[i]
 		tp.Pattern = p
 		if t.Alphabet == nil {
-			tp.Err = t.AlphabetErr
+			tp.Err = alphaErr
 			continue
 		}
 		if tp.Go, tp.Err = t.Alphabet.GoSyntax(p); tp.Err == nil {
