@@ -86,8 +86,10 @@ func runPromptScan(rulebookPath string, jsonl bool, files []string, stdin io.Rea
 			return exitError, errors.New("--jsonl reads standard input only")
 		}
 		// A batch over many lines keeps little alive between lines: fewer
-		// collections cost less than the memory they would save (as the
-		// warm start has it when it runs).
+		// collections cost less than the memory they would save. The warm
+		// start sets this already when the process's own arguments are a
+		// prompt-scan command line; this covers the command run any other
+		// way (in process, as the tests do).
 		debug.SetGCPercent(warmstart.GCPercent)
 		if err := scanJSONL(eng, stdin, out); err != nil {
 			return exitError, err
