@@ -100,10 +100,8 @@ func decodeText(raw []byte, t *text) {
 				u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
 				u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
 				u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
-				for m := leetCandidates(w); m != 0; m &= m - 1 {
-					if j := bits.TrailingZeros64(m) / 8; isLeet(r[j]) {
-						leet = append(leet, int32(k+j))
-					}
+				if m := leetCandidates(w); m != 0 {
+					leet = appendLeetWord(leet, m, r, k)
 				}
 				i, k = i+8, k+8
 				continue
@@ -164,6 +162,18 @@ func leetCandidates(v uint64) uint64 {
 	return zero(v&(ones*0xF8)^(ones*'0')) | zero(v^(ones*'@')) | zero(v^(ones*'$'))
 }
 
+// appendLeetWord appends at+j to dst for each leetspeak character w[j] of
+// a word of eight ASCII bytes, given its leetCandidates m (called only when
+// there are some: most words have none).
+func appendLeetWord(dst []int32, m uint64, w []byte, at int) []int32 {
+	for ; m != 0; m &= m - 1 {
+		if j := bits.TrailingZeros64(m) / 8; isLeet(w[j]) {
+			dst = append(dst, int32(at+j))
+		}
+	}
+	return dst
+}
+
 // asciiLeetWords is asciiLeet from raw[i:], eight bytes at a time.
 func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
 	for ; i+8 <= len(raw); i += 8 {
@@ -171,10 +181,8 @@ func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
 		if v&0x8080808080808080 != 0 {
 			return dst, false
 		}
-		for m := leetCandidates(v); m != 0; m &= m - 1 {
-			if k := i + bits.TrailingZeros64(m)/8; isLeet(raw[k]) {
-				dst = append(dst, int32(k))
-			}
+		if m := leetCandidates(v); m != 0 {
+			dst = appendLeetWord(dst, m, raw[i:i+8], i)
 		}
 	}
 	for ; i < len(raw); i++ {
