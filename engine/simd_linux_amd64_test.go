@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"syscall"
 	"testing"
+
+	"github.com/promptwall/promptwall/internal/guardpage"
 )
 
 // TestKernelsStayInside: the kernels, and the functions that call them,
@@ -10,20 +11,8 @@ import (
 // cannot be read.
 func TestKernelsStayInside(t *testing.T) {
 	needAVX2(t)
-	size := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 3*size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[:size], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[2*size:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	page := mem[size : 2*size : 2*size]
-	for n := 0; n <= len(page); n += 1 + n/8 {
+	page := guardpage.New(t, 1)
+	for n := 0; n <= len(page); n++ {
 		for _, s := range [][]byte{page[:n:n], page[len(page)-n:]} {
 			for i := range s {
 				s[i] = "aB3 @$+/_-="[(i+n)%11]

@@ -3,31 +3,19 @@ package engine
 import (
 	"bytes"
 	"slices"
-	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
+	"github.com/promptwall/promptwall/internal/guardpage"
 )
 
 // TestScanWideGuardPages runs the wide chains, and encodeUnits, on texts
 // that begin or end at the edge of an inaccessible page: a read or write
 // outside them crashes the test.
 func TestScanWideGuardPages(t *testing.T) {
-	page := syscall.Getpagesize()
-	size := (64<<10 + page - 1) / page * page
-	mem, err := syscall.Mmap(-1, 0, size+2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[page+size:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	data := mem[page : page+size : page+size]
+	data := guardpage.New(t, 64<<10)
+	size := len(data)
 	copy(data, chatbody.Prose(size, 3))
 	c := Default().c
 	col := &c.keywordCols[viewASCII]

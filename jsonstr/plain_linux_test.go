@@ -1,26 +1,15 @@
 package jsonstr
 
 import (
-	"syscall"
 	"testing"
+
+	"github.com/promptwall/promptwall/internal/guardpage"
 )
 
 // TestPlainGuardPages runs Plain and ASCII on strings that start or end at the edge
 // of an inaccessible page: a read outside the slice crashes the test.
 func TestPlainGuardPages(t *testing.T) {
-	page := syscall.Getpagesize()
-	mem, err := syscall.Mmap(-1, 0, 3*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Munmap(mem)
-	if err := syscall.Mprotect(mem[:page], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[2*page:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	data := mem[page : 2*page : 2*page]
+	data := guardpage.New(t, 1)
 	for i := range data {
 		data[i] = 'a'
 	}
