@@ -109,7 +109,7 @@ func BenchmarkASCIILeet(b *testing.B) {
 			dst := make([]int32, 0, len(in.text))
 			b.SetBytes(int64(len(in.text)))
 			for b.Loop() {
-				dst, _, _ = asciiLeet(dst[:0], in.text)
+				dst, _, _, _ = asciiLeet(dst[:0], in.text)
 			}
 		})
 	}
@@ -122,7 +122,7 @@ func BenchmarkFindTokens(b *testing.B) {
 			n := 0
 			b.SetBytes(int64(len(in.text)))
 			for b.Loop() {
-				findTokens(in.text, func(start, runEnd, end int, url bool) { n++ })
+				findTokens(in.text, 0, func(start, runEnd, end int, url bool) { n++ })
 			}
 		})
 	}

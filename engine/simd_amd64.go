@@ -43,23 +43,53 @@ func tokenSkipAVX512(s []byte) int
 // hasAVX512BW tells whether tokenSkipAVX512 can run.
 var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
-// asciiLeetBlocks is asciiLeet with the AVX2 kernel, for a raw of one
+// classifyVBMI is leetAVX2 with AVX-512 VBMI, which also follows the
+// runs of base64 bytes as tokenSkipAVX512 does, so that a text with no
+// token (most of them) needs no second pass for findTokens: from and run
+// (the base64 bytes that end raw[:from]) say where it starts; tok is the
+// start of the first 16 base64 bytes in a row found before from (-1:
+// none). It returns run and tok for the blocks it read.
+//
+//go:noescape
+func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)
+
+// hasClassify tells whether classifyVBMI can run: it needs what the wide
+// keyword chains need, and BMI1 (every processor with AVX-512 has it, and
+// LZCNT).
+var hasClassify = haveWide && cpu.X86.HasBMI1
+
+// asciiLeetBlocks is asciiLeet with a vector kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
 // to go on, and, when it went to the end, whether raw has a '%' (the
 // kernel looks at every byte anyway: a search of its own was 5% of a long
-// text's scan).
-func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool) {
+// text's scan), and where findTokens need look from: the start of the
+// first 16 base64 bytes in a row, len(raw) for none, or 0 when the kernel
+// does not follow them.
+func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool, tokens int) {
 	if !hasAVX2 || len(raw) < leetKernelMin {
-		return dst, 0, true, false
+		return dst, 0, true, false, 0
 	}
+	run, tok := 0, -1
 	for i := 0; ; {
-		n, end, ascii, p := leetAVX2(dst[len(dst):cap(dst)], raw, i)
+		var n, end int
+		var p bool
+		if hasClassify {
+			n, end, run, tok, ascii, p = classifyVBMI(dst[len(dst):cap(dst)], raw, i, run, tok)
+		} else {
+			n, end, ascii, p = leetAVX2(dst[len(dst):cap(dst)], raw, i)
+		}
 		pct = pct || p
 		if dst = dst[:len(dst)+n]; !ascii {
-			return dst, i, false, false
+			return dst, i, false, false, 0
 		}
 		if end == len(raw) {
-			return dst, end, true, pct
+			switch {
+			case !hasClassify:
+				tok = 0
+			case tok < 0:
+				tok = len(raw)
+			}
+			return dst, end, true, pct, tok
 		}
 		// Room for the next block's positions, only when it has some.
 		dst, i = slices.Grow(dst, 64), end

@@ -168,3 +168,141 @@ func TestTokenSkipAVX2(t *testing.T) {
 		checkTokenSkip(t, b)
 	}
 }
+
+// checkClassify compares classifyVBMI from position from, with room for
+// room positions, with the byte loops over the blocks it should read: the
+// leetspeak positions as checkLeetAVX2 wants them, the start of the first
+// 16 base64 bytes in a row among the bytes read, and, when it stops before
+// the end with none, the base64 bytes that end them.
+func checkClassify(t *testing.T, raw []byte, from, room int) {
+	t.Helper()
+	const unset = -7
+	// The state the blocks before from leave.
+	run0, tok0 := trailingB64(raw[:from]), firstWindow(raw[:from], 0)
+	if tok0 == from {
+		tok0 = -1
+	}
+	pos := make([]int32, room+8)
+	for k := range pos {
+		pos[k] = unset
+	}
+	n, end, run, tok, ascii, pct := classifyVBMI(pos[:room], raw, from, run0, tok0)
+
+	var want []int32
+	wantEnd, wantASCII, wantPct := from, true, false
+	for len(raw) >= 64 && wantEnd < len(raw) {
+		block, next := raw[wantEnd:], min(wantEnd+64, len(raw))
+		if next-wantEnd < 64 {
+			block = raw[len(raw)-64:]
+		}
+		if _, ascii := leetRef(block[:64]); !ascii {
+			wantASCII = false
+			break
+		}
+		wantPct = wantPct || bytes.IndexByte(block[:64], '%') >= 0
+		p, _ := leetRef(raw[wantEnd:next])
+		if len(p) > 0 && room-len(want) < 64 {
+			break
+		}
+		for _, p := range p {
+			want = append(want, int32(wantEnd)+p)
+		}
+		wantEnd = next
+	}
+	if ascii != wantASCII {
+		t.Fatalf("%q from %d: ASCII %v, want %v", raw, from, ascii, wantASCII)
+	}
+	if !ascii {
+		return
+	}
+	if pct != wantPct {
+		t.Fatalf("%q from %d, room %d: '%%' %v, want %v", raw, from, room, pct, wantPct)
+	}
+	if end != wantEnd || !slices.Equal(pos[:n], want) {
+		t.Fatalf("%q from %d, room %d: %v up to %d, want %v up to %d", raw, from, room, pos[:n], end, want, wantEnd)
+	}
+	for k := n; k < len(pos); k++ {
+		if pos[k] != unset {
+			t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, from, room, n, k)
+		}
+	}
+	wantTok := firstWindow(raw[:wantEnd], 0)
+	if wantTok == wantEnd {
+		wantTok = -1
+	}
+	if len(raw) < 64 {
+		wantTok = tok0
+	}
+	if tok != wantTok {
+		t.Fatalf("%q from %d (run %d), room %d: token from %d, want %d", raw, from, run0, room, tok, wantTok)
+	}
+	if wantRun := trailingB64(raw[:wantEnd]); tok < 0 && wantEnd < len(raw) && run != wantRun {
+		t.Fatalf("%q from %d, room %d: %d base64 bytes end the blocks read, want %d", raw, from, room, run, wantRun)
+	}
+}
+
+// trailingB64 counts the base64 bytes that end s.
+func trailingB64(s []byte) int {
+	n := 0
+	for n < len(s) && isB64Ref(s[len(s)-1-n]) {
+		n++
+	}
+	return n
+}
+
+// TestClassifyVBMI: every byte value alone at every place of a block among
+// letters, leetspeak characters or base64 bytes, in a text of three blocks
+// and a tail, read from the start, from a later block and from the tail,
+// with room for every position or fewer; runs of 15 to 17 base64 bytes at
+// every place; random texts.
+func TestClassifyVBMI(t *testing.T) {
+	if !hasClassify {
+		t.Skip("no AVX-512 VBMI")
+	}
+	for c := range 256 {
+		for at := range 3 * 64 {
+			for _, fill := range []string{"abcdefghijklmnopqrstuvwxyz ABC", "01345@$7", "QUJDREVGR0hJSktMTU5PUA+/-_09azAZ"} {
+				b := bytes.Repeat([]byte(fill), 200/len(fill)+1)[:200]
+				b[at] = byte(c)
+				for _, from := range []int{0, 64, 192, 199, 200} {
+					for _, room := range []int{0, 63, 64, 100, 200} {
+						checkClassify(t, b, from, room)
+					}
+				}
+			}
+		}
+	}
+	const letters = "QUJDREVGR0hJSktMTU5PUA+/-_09azAZ"
+	for n := 0; n <= 300; n++ {
+		b := make([]byte, n)
+		for at := range n {
+			for run := 15; run <= 17; run++ {
+				for i := range b {
+					b[i] = " 1"[i%2]
+				}
+				copy(b[at:min(at+run, n)], letters)
+				for _, from := range []int{0, 64, 128} {
+					if from <= n {
+						checkClassify(t, b, from, n)
+						checkClassify(t, b, from, 0)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(18, 19))
+	for range 20000 {
+		b := make([]byte, rng.IntN(2000))
+		for i := range b {
+			if rng.IntN(14) == 0 {
+				b[i] = " .=%@3"[rng.IntN(6)]
+			} else {
+				b[i] = letters[rng.IntN(len(letters))]
+			}
+		}
+		if rng.IntN(4) == 0 && len(b) > 0 {
+			b[rng.IntN(len(b))] = 0x80 | byte(rng.IntN(128))
+		}
+		checkClassify(t, b, rng.IntN(len(b)+1)&^63, rng.IntN(2*len(b)+64))
+	}
+}

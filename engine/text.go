@@ -19,6 +19,9 @@ type text struct {
 	off   []int32
 	offOK bool
 	noPct bool // decodeText learned that raw has no '%'
+	// tokens is where a base64 token can first start, as decodeText
+	// learned it: findTokens need look no earlier.
+	tokens int
 }
 
 func (t *text) len() int {
@@ -78,14 +81,14 @@ func appendOffsets(off []int32, raw []byte) []int32 {
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
 	t.offOK = false
-	leet, ascii, noPct := asciiLeet(t.leet[:0], raw)
-	t.noPct = noPct
+	leet, ascii, noPct, tokens := asciiLeet(t.leet[:0], raw)
+	t.noPct, t.tokens = noPct, tokens
 	if ascii {
 		// Keep the buffers for the next non-ASCII text.
 		t.ascii, t.units, t.leet = true, t.units[:0], leet
 		return
 	}
-	t.ascii = false
+	t.ascii, t.tokens = false, 0
 	// A byte is at most one unit (a 4-byte character is two), so the
 	// buffer is sized once and written by index. The leetspeak characters
 	// are listed on the way, as units: a second pass over the units, one
@@ -140,16 +143,16 @@ func decodeText(raw []byte, t *text) {
 // before the first block or word that is not, for the caller to throw away.
 // noPct reports that raw has no '%', when the kernel read all of it (it
 // looks at every byte anyway: a search of its own was 5% of a long text's
-// scan).
-func asciiLeet(dst []int32, raw []byte) (_ []int32, ascii, noPct bool) {
-	dst, i, ascii, pct := asciiLeetBlocks(dst, raw)
+// scan); tokens, from where findTokens need look (see asciiLeetBlocks).
+func asciiLeet(dst []int32, raw []byte) (_ []int32, ascii, noPct bool, tokens int) {
+	dst, i, ascii, pct, tokens := asciiLeetBlocks(dst, raw)
 	if !ascii {
-		return dst, false, false
+		return dst, false, false, 0
 	}
 	// The kernel read every byte of a text it took whole.
 	noPct = i == len(raw) && i > 0 && !pct
 	dst, ascii = asciiLeetWords(dst, raw, i)
-	return dst, ascii, noPct
+	return dst, ascii, noPct, tokens
 }
 
 // leetCandidates has the high bit set in each byte of a word of eight

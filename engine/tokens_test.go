@@ -11,9 +11,12 @@ type token struct {
 	url                bool
 }
 
-func tokensOf[T byte | uint16](s []T) []token {
+func tokensOf[T byte | uint16](s []T) []token { return tokensFrom(s, 0) }
+
+// tokensFrom lists what findTokens finds from position from.
+func tokensFrom[T byte | uint16](s []T, from int) []token {
 	var out []token
-	findTokens(s, func(start, runEnd, end int, url bool) {
+	findTokens(s, from, func(start, runEnd, end int, url bool) {
 		out = append(out, token{start, runEnd, end, url})
 	})
 	return out
@@ -63,13 +66,20 @@ func firstWindow(s []byte, i int) int {
 }
 
 // checkTokens compares the byte path of findTokens, which skips blocks and
-// words, with the unit path, which looks at every unit, and with the
+// words, from the start and from where decodeText says the first token can
+// start, with the unit path, which looks at every unit, and with the
 // definition.
 func checkTokens(t *testing.T, text []byte) {
 	t.Helper()
 	want := tokensRef(text)
+	tx := decoded(text)
 	if got := tokensOf(text); !slices.Equal(got, want) {
 		t.Fatalf("%q: byte path %v, definition %v", text, got, want)
+	}
+	if tx.ascii {
+		if got := tokensFrom(text, tx.tokens); !slices.Equal(got, want) {
+			t.Fatalf("%q: byte path from %d %v, definition %v", text, tx.tokens, got, want)
+		}
 	}
 	units := make([]uint16, len(text))
 	for i, b := range text {
@@ -78,6 +88,11 @@ func checkTokens(t *testing.T, text []byte) {
 	if got := tokensOf(units); !slices.Equal(got, want) {
 		t.Fatalf("%q: unit path %v, definition %v", text, got, want)
 	}
+}
+
+func decoded(raw []byte) (t text) {
+	decodeText(raw, &t)
+	return t
 }
 
 // checkSkips: each way of skipping, from position i of text, stops at or

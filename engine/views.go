@@ -25,10 +25,13 @@ var viewNames = [4]string{ViewOriginal, ViewLeet, ViewPercent, ViewBase64}
 const (
 	fLeet = 1 << iota // one of 0 1 3 4 5 7 @ $
 	fB64              // [A-Za-z0-9+/_-]
+	fPct              // '%'
 )
 
 var (
-	unitFlags [256]uint8 // zero from 128 up: no flag is a non-ASCII unit's
+	// unitFlags is zero from 128 up: no flag is a non-ASCII unit's. Its
+	// first 128 bytes are classifyVBMI's table.
+	unitFlags [256]uint8
 	leetTo    [128]byte
 )
 
@@ -40,6 +43,7 @@ func init() {
 	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-" {
 		unitFlags[c] |= fB64
 	}
+	unitFlags['%'] |= fPct
 }
 
 // scanState is one scan's working memory (one level of base64 nesting).
@@ -304,21 +308,22 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 		}
 	}
 	if t.ascii {
-		findTokens(t.raw, token)
+		findTokens(t.raw, t.tokens, token)
 	} else {
-		findTokens(t.units, token)
+		findTokens(t.units, 0, token)
 	}
 }
 
 // findTokens calls token for every base64 token of s: a run of at least 16
 // characters of [A-Za-z0-9+/_-] that does not mix the two alphabets and
 // whose length mod 4 is not 1, with up to two '=' after it (end includes
-// them).
-func findTokens[T byte | uint16](s []T, token func(start, runEnd, end int, url bool)) {
+// them). It looks from from, where no run of base64 characters may go on
+// from before.
+func findTokens[T byte | uint16](s []T, from int, token func(start, runEnd, end int, url bool)) {
 	n := len(s)
 	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
 	bs, isBytes := any(s).([]byte)
-	for i := 0; i+16 <= n; {
+	for i := from; i+16 <= n; {
 		if isBytes {
 			// Blocks, then words, that cannot hold the start of a token.
 			if i = skipWords(bs, skipBlocks(bs, i)); i+16 > n {
