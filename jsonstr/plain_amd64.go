@@ -5,6 +5,17 @@ import "golang.org/x/sys/cpu"
 // useAVX2 says whether plain may call plainAVX2.
 var useAVX2 = cpu.X86.HasAVX2
 
+// useAVX512 says whether plainASCII may call plainAVX512.
+var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasBMI2
+
+// plainAVX512 returns the offset of the first stop byte in b's whole
+// 64-byte blocks, or the length of those blocks when they have none, and
+// whether a byte from 0x80 up comes before it. It reads nothing past the
+// blocks.
+//
+//go:noescape
+func plainAVX512(b []byte) (n int, high bool)
+
 // plainAVX2 returns the offset of the first stop byte in b's whole 32-byte
 // blocks, or the length of those blocks when they have none. It reads
 // nothing past them, so nothing past b.
@@ -28,6 +39,23 @@ func asciiPrefix(b []byte) int {
 		}
 	}
 	return n + asciiPrefixWords(b[n:])
+}
+
+// plainASCII is PlainASCII: with AVX-512 one kernel over the whole 64-byte
+// blocks from i, then the SWAR loop and the ASCII words over the rest; with
+// AVX2 plain, then asciiPrefix over what it passed.
+func plainASCII(b []byte, i int) (int, bool) {
+	if !useAVX512 || len(b)-i < 64 {
+		j := plain(b, i)
+		if j-i < 64 { // a key, a short value: no call to assembly
+			return j, asciiPrefixWords(b[i:j]) == j-i
+		}
+		return j, asciiPrefix(b[i:j]) == j-i
+	}
+	n, high := plainAVX512(b[i:])
+	i += n
+	j := plainSWAR(b, i)
+	return j, !high && asciiPrefixWords(b[i:j]) == j-i
 }
 
 // plain is Plain: the kernel over the whole 32-byte blocks from i, the SWAR

@@ -127,3 +127,62 @@ adone:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
+// func plainAVX512(b []byte) (n int, high bool)
+//
+// plainAVX2 with AVX-512 BW, 64 bytes a register, that also tells whether
+// a byte from 0x80 up precedes the first stop byte: the literal's bytes
+// then need utf8.Valid, and otherwise no second pass (llmreq). Plain bytes
+// are ORed; a stop's block has its high bits below the stop tested.
+TEXT ·plainAVX512(SB), NOSPLIT, $0-33
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	ANDQ $~63, CX // whole blocks only
+	XORQ AX, AX
+	VPXORQ Z4, Z4, Z4 // the plain blocks' bytes, ORed
+
+	MOVL         $0x1F, DX
+	VPBROADCASTB DX, Z1
+	MOVL         $0x22, DX // '"'
+	VPBROADCASTB DX, Z2
+	MOVL         $0x5C, DX // '\\'
+	VPBROADCASTB DX, Z3
+
+loop512:
+	CMPQ      AX, CX
+	JAE       done512
+	VMOVDQU64 (SI)(AX*1), Z0
+	VPCMPUB   $2, Z1, Z0, K1 // c <= 0x1F
+	VPCMPEQB  Z2, Z0, K2
+	VPCMPEQB  Z3, Z0, K3
+	KORQ      K1, K2, K1
+	KORQ      K1, K3, K1
+	KORTESTQ  K1, K1
+	JNZ       found512
+	VPORQ     Z0, Z4, Z4
+	ADDQ      $64, AX
+	JMP       loop512
+
+found512:
+	// The stop's offset, and the high bytes before it.
+	KMOVQ    K1, DX
+	TZCNTQ   DX, DX
+	ADDQ     DX, AX
+	VPMOVB2M Z0, K4
+	KMOVQ    K4, BX
+	BZHIQ    DX, BX, BX
+	VPMOVB2M Z4, K5
+	KMOVQ    K5, DX
+	ORQ      DX, BX
+	SETNE    high+32(FP)
+	MOVQ     AX, n+24(FP)
+	VZEROUPPER
+	RET
+
+done512:
+	VPMOVB2M Z4, K5
+	KORTESTQ K5, K5
+	SETNE    high+32(FP)
+	MOVQ     AX, n+24(FP)
+	VZEROUPPER
+	RET

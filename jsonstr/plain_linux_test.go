@@ -6,7 +6,7 @@ import (
 	"github.com/promptwall/promptwall/internal/guardpage"
 )
 
-// TestPlainGuardPages runs Plain and ASCII on strings that start or end at the edge
+// TestPlainGuardPages runs Plain, PlainASCII and ASCII on strings that start or end at the edge
 // of an inaccessible page: a read outside the slice crashes the test.
 func TestPlainGuardPages(t *testing.T) {
 	data := guardpage.New(t, 1)

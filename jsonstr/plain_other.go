@@ -7,3 +7,8 @@ func plain(b []byte, i int) int {
 }
 
 func asciiPrefix(b []byte) int { return asciiPrefixWords(b) }
+
+func plainASCII(b []byte, i int) (int, bool) {
+	j := plainSWAR(b, i)
+	return j, asciiPrefixWords(b[i:j]) == j-i
+}

@@ -34,10 +34,19 @@ func plainRef(b []byte, i int) int {
 	return i
 }
 
-// checkPlain compares Plain and plainSWAR with plainRef from every start.
+// checkPlain compares Plain, PlainASCII and plainSWAR with plainRef from
+// every start, and PlainASCII's answer with a byte loop's.
 func checkPlain(t *testing.T, b []byte) {
 	t.Helper()
 	want := -1
+	// high[i]: the first byte from 0x80 up at or after i.
+	high := make([]int, len(b)+1)
+	high[len(b)] = len(b)
+	for i := len(b) - 1; i >= 0; i-- {
+		if high[i] = high[i+1]; b[i] >= 0x80 {
+			high[i] = i
+		}
+	}
 	for from := 0; from <= len(b); from++ {
 		if want < from { // else the next stop is still the one at want
 			want = plainRef(b, from)
@@ -47,6 +56,43 @@ func checkPlain(t *testing.T, b []byte) {
 		}
 		if got := plainSWAR(b, from); got != want {
 			t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, from, got, want)
+		}
+		checkPlainASCII(t, b, from, want, high[from] >= want)
+	}
+}
+
+func checkPlainASCII(t *testing.T, b []byte, from, want int, wantASCII bool) {
+	t.Helper()
+	if got, ascii := PlainASCII(b, from); got != want || ascii != wantASCII {
+		t.Fatalf("PlainASCII(%q, %d) = %d, %v, want %d, %v", b, from, got, ascii, want, wantASCII)
+	}
+}
+
+// TestPlainASCIIEverywhere: a byte from 0x80 up and a stop byte, each at
+// every place of strings of every length up to 200 (or not there), read
+// from the start and from the second byte.
+func TestPlainASCIIEverywhere(t *testing.T) {
+	for n := 0; n <= 200; n++ {
+		b := bytes.Repeat([]byte{'a'}, n)
+		for h := 0; h <= n; h++ {
+			for s := 0; s <= n; s++ {
+				for i := range b {
+					b[i] = 'a'
+				}
+				if h < n {
+					b[h] = 0xC3
+				}
+				if s < n {
+					b[s] = '"'
+				}
+				for _, from := range []int{0, 1} {
+					if from > n {
+						continue
+					}
+					want := plainRef(b, from)
+					checkPlainASCII(t, b, from, want, asciiRef(b[from:want]))
+				}
+			}
 		}
 	}
 }
@@ -118,7 +164,7 @@ func TestPlainLongRuns(t *testing.T) {
 	}
 }
 
-// FuzzPlain compares Plain and plainSWAR with plainRef.
+// FuzzPlain compares Plain, PlainASCII and plainSWAR with plainRef.
 func FuzzPlain(f *testing.F) {
 	f.Add([]byte(`"abc"`), uint(0))
 	f.Add([]byte(`a long string literal that spans more than sixty-four bytes, with an \"escape\" and`+"\x01\x1f\x7f\x80\xff"), uint(3))
@@ -132,6 +178,7 @@ func FuzzPlain(f *testing.F) {
 		if got := plainSWAR(b, i); got != want {
 			t.Fatalf("plainSWAR(%q, %d) = %d, want %d", b, i, got, want)
 		}
+		checkPlainASCII(t, b, i, want, asciiRef(b[i:want]))
 	})
 }
 

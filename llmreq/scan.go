@@ -26,14 +26,18 @@ const (
 // flagEscape marks a string literal holding a backslash escape; without one, decoding is a copy.
 const flagEscape uint8 = 1
 
+// highBytes, in a string node's b, marks a literal with a byte from 0x80 up: without one, its
+// bytes need no UTF-8 check (the scan learned it on its way, jsonstr.PlainASCII).
+const highBytes = 1 << 31
+
 // node is one JSON value in 8 bytes, so even a hostile body of tiny values (16 MiB of "1,")
 // indexes in 4 bytes per body byte at most. An object's children are its members' key and value
 // nodes, alternating; an array's children are its elements. The children of node i are
 // i+1 .. next(i)-1.
 //
 //	a: kind (3 bits) | flags (1 bit) | offset of the value's first byte (28 bits)
-//	b: a string: offset just past its closing quote; an array or object: the index of the first
-//	   node after its subtree; a number or literal: unused
+//	b: a string: offset just past its closing quote (28 bits), and highBytes; an array or
+//	   object: the index of the first node after its subtree; a number or literal: unused
 type node struct{ a, b uint32 }
 
 // maxBody is the largest body the 28-bit offsets can index.
@@ -42,7 +46,8 @@ const maxBody = 1<<28 - 1
 func (n node) kind() uint8     { return uint8(n.a >> 29) }
 func (n node) flags() uint8    { return uint8(n.a>>28) & 1 }
 func (n node) start() int      { return int(n.a & maxBody) }
-func (n node) end() int        { return int(n.b) } // strings only
+func (n node) end() int        { return int(n.b & maxBody) } // strings only
+func (n node) ascii() bool     { return n.b&highBytes == 0 } // strings only
 func (n node) escaped() bool   { return n.flags()&flagEscape != 0 }
 func (n node) container() bool { return n.kind() <= kindArray }
 
@@ -294,15 +299,19 @@ func (t *tape) number(b []byte, i int) (int, error) {
 func (t *tape) str(b []byte, i int) (int, error) {
 	start := i
 	var flags uint8
+	high := 0
 	i++
 	for {
-		i = jsonstr.Plain(b, i)
+		var ascii bool
+		if i, ascii = jsonstr.PlainASCII(b, i); !ascii {
+			high = highBytes
+		}
 		if i >= len(b) {
 			return i, syntaxErr(i, "unexpected end of input in string literal")
 		}
 		switch c := b[i]; {
 		case c == '"':
-			t.push(kindString, flags, start, i+1)
+			t.push(kindString, flags, start, i+1|high)
 			return i + 1, nil
 		case c == '\\':
 			flags |= flagEscape

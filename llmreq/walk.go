@@ -201,7 +201,7 @@ func (w *walker) emit(i int, role string) {
 	sp := textSpan{path0: len(w.paths)}
 	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
 	sp.path1 = len(w.paths)
-	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && jsonstr.ValidUTF8(lit) {
+	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && (n.ascii() || jsonstr.ValidUTF8(lit)) {
 		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
 	} else {
 		sp.val0 = len(w.values)
