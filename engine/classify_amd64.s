@@ -22,16 +22,18 @@
 // One VPERMI2B looks up the unitFlags of a block's 64 bytes (its two
 // registers hold the table's 128 entries), and VPTESTMB turns each flag
 // into a mask: the leetspeak characters, whose positions are written as
-// leetAVX2 writes them, and the base64 bytes, whose runs are followed as
-// tokenSkipAVX512 follows them until one is 16 long. The flags of every
-// block are ORed, for the '%' at the end.
+// leetAVX2 writes them, and the bytes that are not base64, along which the
+// runs of base64 bytes are followed as tokenSkipAVX512 follows them until
+// one is 16 long. The flags of every block are ORed, for the '%' at the
+// end. The bytes after the whole blocks are loaded as a block under a mask
+// (AVX-512 suppresses faults on the bytes masked out, so nothing past raw
+// is read), the rest of it zeros, whose flags are none.
 //
 // Registers: SI raw, R12 the block's position, DX the end of the whole
 // blocks, R11 the end of raw, DI the next position's place, R13 the last
 // place with room for 64, R8 the base64 bytes that end the blocks before,
 // R14 the first token's start (-1: none yet), R9 and R10 the high and low
-// bits of each byte of a word, CX the bytes of the block read before (the
-// tail's).
+// bits of each byte of a word.
 TEXT ·classifyVBMI(SB), NOSPLIT, $0-106
 	MOVQ pos_base+0(FP), DI
 	MOVQ pos_len+8(FP), R13
@@ -42,8 +44,6 @@ TEXT ·classifyVBMI(SB), NOSPLIT, $0-106
 	MOVQ run+56(FP), R8
 	MOVQ tok+64(FP), R14
 	VPXORQ Z11, Z11, Z11 // the flags seen
-	CMPQ R11, $64
-	JB   done
 	MOVQ R11, DX
 	SUBQ R12, DX
 	ANDQ $-64, DX
@@ -62,7 +62,6 @@ loop:
 	CMPQ      R12, DX
 	JAE       tail
 	VMOVDQU64 (SI)(R12*1), Z0
-	XORL      CX, CX
 
 block:
 	VPMOVB2M  Z0, K1
@@ -71,12 +70,11 @@ block:
 	VPERMI2B  Z7, Z6, Z0
 	VPORQ     Z0, Z11, Z11
 	VPTESTMB  Z8, Z0, K2
-	KMOVQ     K2, AX
-	SHRQ      CX, AX
-	TESTQ     AX, AX
+	KORTESTQ  K2, K2
 	JZ        tokens
 	CMPQ      DI, R13
 	JGT       done
+	KMOVQ     K2, AX
 
 bits:
 	TZCNTQ AX, BX
@@ -87,44 +85,38 @@ bits:
 	JNZ    bits
 
 tokens:
-	TESTQ    R14, R14
-	JNS      next
-	VPTESTMB Z9, Z0, K3
-	KMOVQ    K3, BX
-	SHRQ     CX, BX
+	TESTQ     R14, R14
+	JNS       next
+	VPTESTNMB Z9, Z0, K3
+	KMOVQ     K3, BX // the bytes that are not base64
 
 	// A run from the blocks before that the block's first bytes make 16
 	// long.
-	MOVQ   BX, AX
-	NOTQ   AX
-	TZCNTQ AX, AX
+	TZCNTQ BX, AX
 	ADDQ   R8, AX
 	CMPQ   AX, $16
 	JAE    before
 
-	// No whole group of 8 base64 bytes: no run starts here.
-	MOVQ BX, AX
-	NOTQ AX
-	SUBQ R10, AX
-	ANDQ BX, AX
-	ANDQ R9, AX
-	JZ   carry
+	// No whole group of 8 base64 bytes (a zero byte of BX): no run starts
+	// here.
+	MOVQ  BX, AX
+	SUBQ  R10, AX
+	ANDNQ AX, BX, AX
+	ANDQ  R9, AX
+	JZ    carry
 
 	MOVQ BX, AX
+	NOTQ AX
 	RUNS16
 	JNZ  inside
 
 carry:
 	// The base64 bytes that end the block (not all 64: that run is 16).
-	NOTQ   BX
 	LZCNTQ BX, R8
 
 next:
 	ADDQ $64, R12
-	CMPQ R12, R11
-	JB   loop
-	MOVQ R11, R12
-	JMP  done
+	JMP  loop
 
 before:
 	MOVQ R12, R14
@@ -137,18 +129,21 @@ inside:
 	JMP    next
 
 tail:
-	// The bytes after the whole blocks, if any: the end of the last 64
-	// bytes, read again, with the CX bytes read before shifted out of
-	// each mask.
-	CMPQ      R12, R11
-	JAE       done
-	VMOVDQU64 -64(SI)(R11*1), Z0
-	MOVQ      R12, CX
-	SUBQ      R11, CX
-	ADDQ      $64, CX
-	JMP       block
+	// The bytes after the whole blocks, if any.
+	CMPQ       R12, R11
+	JAE        done
+	MOVQ       R11, CX
+	SUBQ       R12, CX
+	MOVQ       $-1, AX
+	BZHIQ      CX, AX, AX
+	KMOVQ      AX, K4
+	VMOVDQU8.Z (SI)(R12*1), K4, Z0
+	JMP        block
 
 done:
+	// After the tail R12 is past the end.
+	CMPQ    R12, R11
+	CMOVQGT R11, R12
 	MOVQ pos_base+0(FP), AX
 	SUBQ AX, DI
 	SHRQ $2, DI

@@ -54,9 +54,9 @@ var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)
 
 // hasClassify tells whether classifyVBMI can run: it needs what the wide
-// keyword chains need, and BMI1 (every processor with AVX-512 has it, and
-// LZCNT).
-var hasClassify = haveWide && cpu.X86.HasBMI1
+// keyword chains need, and BMI1 and BMI2 (every processor with AVX-512 has
+// them, and LZCNT).
+var hasClassify = haveWide && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 
 // asciiLeetBlocks is asciiLeet with a vector kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
