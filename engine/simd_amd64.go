@@ -48,7 +48,9 @@ var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 // token (most of them) needs no second pass for findTokens: from and run
 // (the base64 bytes that end raw[:from]) say where it starts; tok is the
 // start of the first 16 base64 bytes in a row found before from (-1:
-// none). It returns run and tok for the blocks it read.
+// none). It returns run and tok for the blocks it read. Unlike leetAVX2 it
+// reads the bytes after the whole blocks on their own, under a mask, so it
+// takes a raw of any length, and pct is about the bytes from from on.
 //
 //go:noescape
 func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)

@@ -21,7 +21,8 @@ const (
 
 var viewNames = [4]string{ViewOriginal, ViewLeet, ViewPercent, ViewBase64}
 
-// Per-ASCII-unit facts that decide which views can report.
+// Per-ASCII-unit facts that decide which views can report. classifyVBMI
+// (classify_amd64.s) tests these bits by their values.
 const (
 	fLeet = 1 << iota // one of 0 1 3 4 5 7 @ $
 	fB64              // [A-Za-z0-9+/_-]
