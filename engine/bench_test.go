@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -61,7 +62,9 @@ func BenchmarkScanChatBodies(b *testing.B)    { benchCorpus(b, "chat_bodies_beni
 func BenchmarkScanInjections(b *testing.B)    { benchCorpus(b, "injection_jailbreak.jsonl") }
 
 // BenchmarkScanProse scans benign prose of 4 KiB and 256 KiB: the texts a
-// firewall sees in chat and long-context requests.
+// firewall sees in chat and long-context requests; and the 256 KiB text
+// with one em dash in its middle, which makes it not ASCII (a real
+// document's curly quote or dash does the same).
 func BenchmarkScanProse(b *testing.B) {
 	e := Default()
 	for _, size := range []int{512, 4 << 10, 256 << 10} {
@@ -73,6 +76,14 @@ func BenchmarkScanProse(b *testing.B) {
 			}
 		})
 	}
+	text := []byte(chatbody.Prose(256<<10, 0))
+	text = slices.Concat(text[:len(text)/2], []byte("\u2014"), text[len(text)/2:])
+	b.Run("262144B-dash", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for i := 0; i < b.N; i++ {
+			e.Scan(text)
+		}
+	})
 }
 
 // passTexts are the inputs of the per-text pass benchmarks: prose of a

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -51,6 +52,22 @@ func (t *text) byteOffset(i int) int {
 		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
 	}
 	return int(t.off[i])
+}
+
+// unitAt maps a byte offset where a character begins, or len(raw), to its
+// unit position: byteOffset's inverse.
+func (t *text) unitAt(b int) int {
+	if t.ascii {
+		return b
+	}
+	if b >= len(t.raw) {
+		return len(t.units)
+	}
+	if !t.offOK {
+		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
+	}
+	u, _ := slices.BinarySearch(t.off, int32(b))
+	return u
 }
 
 // appendOffsets appends the byte offset of each unit of raw, decoded as

@@ -11,10 +11,10 @@ type token struct {
 	url                bool
 }
 
-func tokensOf[T byte | uint16](s []T) []token { return tokensFrom(s, 0) }
+func tokensOf(s []byte) []token { return tokensFrom(s, 0) }
 
 // tokensFrom lists what findTokens finds from position from.
-func tokensFrom[T byte | uint16](s []T, from int) []token {
+func tokensFrom(s []byte, from int) []token {
 	var out []token
 	findTokens(s, from, func(start, runEnd, end int, url bool) {
 		out = append(out, token{start, runEnd, end, url})
@@ -28,8 +28,9 @@ func isB64Ref(c byte) bool {
 }
 
 // tokensRef is findTokens as the definition reads: every whole run of
-// base64 bytes, taken or not as it is.
-func tokensRef(s []byte) []token {
+// base64 characters, taken or not as it is, in bytes or in units.
+func tokensRef[T byte | uint16](s []T) []token {
+	isB64Ref := func(c T) bool { return c < 128 && isB64Ref(byte(c)) }
 	var out []token
 	for i := 0; i < len(s); {
 		if !isB64Ref(s[i]) {
@@ -81,12 +82,41 @@ func checkTokens(t *testing.T, text []byte) {
 			t.Fatalf("%q: byte path from %d %v, definition %v", text, tx.tokens, got, want)
 		}
 	}
-	units := make([]uint16, len(text))
-	for i, b := range text {
-		units[i] = uint16(b)
+	checkTextTokens(t, text)
+}
+
+// checkTextTokens compares the tokens eachToken finds in text, decoded, with
+// the definition over its units: a text that is not ASCII is searched in
+// its bytes, and the places mapped to units.
+func checkTextTokens(t *testing.T, raw []byte) {
+	t.Helper()
+	tx := decoded(raw)
+	units := tx.units
+	if tx.ascii {
+		units = make([]uint16, len(raw))
+		for i, b := range raw {
+			units[i] = uint16(b)
+		}
 	}
-	if got := tokensOf(units); !slices.Equal(got, want) {
-		t.Fatalf("%q: unit path %v, definition %v", text, got, want)
+	var got []token
+	tx.eachToken(func(start, runEnd, end int, url bool) { got = append(got, token{start, runEnd, end, url}) })
+	if want := tokensRef(units); !slices.Equal(got, want) {
+		t.Fatalf("%q: %v, definition over its units %v", raw, got, want)
+	}
+}
+
+// TestTokensNotASCII: base64 runs, '=' and spaces among non-ASCII
+// characters of two, three and four bytes (two units) and invalid bytes,
+// at random, in texts of up to 2,000 bytes.
+func TestTokensNotASCII(t *testing.T) {
+	pieces := []string{"QUJD", "REVG", "+/", "-_", "09", "=", "==", " ", "é", "—", "😀", "\xff", "\xe2\x80", "a", "Z"}
+	rng := rand.New(rand.NewPCG(20, 21))
+	for range 5000 {
+		var b []byte
+		for n := rng.IntN(2000); len(b) < n; {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		checkTextTokens(t, b)
 	}
 }
 

@@ -308,11 +308,23 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 			emit(vBase64, rule, start, end)
 		}
 	}
+	t.eachToken(token)
+}
+
+// eachToken calls token for every base64 token of t, at unit positions.
+// A token is ASCII, and neither a non-ASCII character nor an invalid byte
+// is a base64 unit or '=', so the raw bytes of a text that is not ASCII
+// hold the same runs as its units: they are searched instead, 64 bytes a
+// step where a kernel can (the units one at a time were a fifth of a long
+// non-ASCII text's scan), and the few tokens' places mapped to units.
+func (t *text) eachToken(token func(start, runEnd, end int, url bool)) {
 	if t.ascii {
 		findTokens(t.raw, t.tokens, token)
-	} else {
-		findTokens(t.units, 0, token)
+		return
 	}
+	findTokens(t.raw, 0, func(start, runEnd, end int, url bool) {
+		token(t.unitAt(start), t.unitAt(runEnd), t.unitAt(end), url)
+	})
 }
 
 // findTokens calls token for every base64 token of s: a run of at least 16
@@ -320,16 +332,13 @@ func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end in
 // whose length mod 4 is not 1, with up to two '=' after it (end includes
 // them). It looks from from, where no run of base64 characters may go on
 // from before.
-func findTokens[T byte | uint16](s []T, from int, token func(start, runEnd, end int, url bool)) {
+func findTokens(s []byte, from int, token func(start, runEnd, end int, url bool)) {
 	n := len(s)
-	isB64 := func(c T) bool { return uint16(c) < 128 && unitFlags[uint16(c)]&fB64 != 0 }
-	bs, isBytes := any(s).([]byte)
+	isB64 := func(c byte) bool { return unitFlags[c]&fB64 != 0 }
 	for i := from; i+16 <= n; {
-		if isBytes {
-			// Blocks, then words, that cannot hold the start of a token.
-			if i = skipWords(bs, skipBlocks(bs, i)); i+16 > n {
-				return
-			}
+		// Blocks, then words, that cannot hold the start of a token.
+		if i = skipWords(s, skipBlocks(s, i)); i+16 > n {
+			return
 		}
 		// A token needs 16 base64 characters in a row: the last character
 		// of the next 16 that is not one rules out every start up to it
