@@ -169,3 +169,70 @@ notASCII:
 	MOVB $0, pct+105(FP)
 	VZEROUPPER
 	RET
+
+// func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int)
+//
+// Widens raw's bytes from i to units from k, a whole block of 64 ASCII
+// bytes a step, and writes the units positions of their leetspeak
+// characters to pos (unitFlags, as classifyVBMI reads them). It stops
+// before a block with a byte from 0x80 up, before the last bytes that do
+// not make a block, and when pos has no room for 64 more.
+//
+// Registers: SI raw, R12 i, R11 the last i with a whole block, DI units,
+// R10 k, R8 the next position's place, R13 the last place with room for 64.
+TEXT ·widenVBMI(SB), NOSPLIT, $0-112
+	MOVQ units_base+0(FP), DI
+	MOVQ raw_base+24(FP), SI
+	MOVQ raw_len+32(FP), R11
+	SUBQ $64, R11
+	MOVQ pos_base+48(FP), R8
+	MOVQ pos_len+56(FP), R13
+	LEAQ -256(R8)(R13*4), R13
+	MOVQ i+72(FP), R12
+	MOVQ k+80(FP), R10
+	VMOVDQU64 ·unitFlags+0(SB), Z6
+	VMOVDQU64 ·unitFlags+64(SB), Z7
+	MOVL      $0x01010101, AX // fLeet
+	VPBROADCASTD AX, Z8
+
+wloop:
+	CMPQ      R12, R11
+	JG        wdone
+	CMPQ      R8, R13
+	JG        wdone
+	VMOVDQU64 (SI)(R12*1), Z0
+	VPMOVB2M  Z0, K1
+	KORTESTQ  K1, K1
+	JNZ       wdone
+	VPMOVZXBW (SI)(R12*1), Z1
+	VPMOVZXBW 32(SI)(R12*1), Z2
+	VMOVDQU16 Z1, (DI)(R10*2)
+	VMOVDQU16 Z2, 64(DI)(R10*2)
+	VPERMI2B  Z7, Z6, Z0
+	VPTESTMB  Z8, Z0, K2
+	KMOVQ     K2, AX
+	TESTQ     AX, AX
+	JZ        wnext
+
+wbits:
+	TZCNTQ AX, BX
+	ADDQ   R10, BX
+	MOVL   BX, (R8)
+	ADDQ   $4, R8
+	BLSRQ  AX, AX
+	JNZ    wbits
+
+wnext:
+	ADDQ $64, R12
+	ADDQ $64, R10
+	JMP  wloop
+
+wdone:
+	MOVQ R12, iOut+88(FP)
+	MOVQ R10, kOut+96(FP)
+	MOVQ pos_base+48(FP), AX
+	SUBQ AX, R8
+	SHRQ $2, R8
+	MOVQ R8, n+104(FP)
+	VZEROUPPER
+	RET

@@ -55,6 +55,16 @@ var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 //go:noescape
 func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)
 
+// widenVBMI writes raw's bytes from i to units from k, 64 ASCII bytes a
+// step, and the unit positions of their leetspeak characters to pos. It
+// returns where it stopped in both and how many positions it wrote: before
+// a block with a byte from 0x80 up, before the last bytes that do not make
+// a block of 64, or when pos has no room for 64 more. units must have room
+// for every byte from i on. It runs where classifyVBMI does.
+//
+//go:noescape
+func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int)
+
 // hasClassify tells whether classifyVBMI can run: it needs what the wide
 // keyword chains need, and BMI1 and BMI2 (every processor with AVX-512 has
 // them, and LZCNT).

@@ -302,3 +302,64 @@ func TestClassifyVBMI(t *testing.T) {
 		checkClassify(t, b, rng.IntN(len(b)+1)&^63, rng.IntN(2*len(b)+64))
 	}
 }
+
+// TestWidenVBMI: widenVBMI from random places of texts of ASCII blocks with
+// leetspeak characters and the odd byte from 0x80 up, with random room for
+// positions, against a byte loop over the blocks it should take; nothing
+// is written outside the units and positions it reports.
+func TestWidenVBMI(t *testing.T) {
+	if !hasClassify {
+		t.Skip("no AVX-512 VBMI")
+	}
+	const unset = 0xEEEE
+	rng := rand.New(rand.NewPCG(22, 23))
+	for range 20000 {
+		raw := make([]byte, rng.IntN(700))
+		for i := range raw {
+			raw[i] = "ab cd0135@$7%2XY"[rng.IntN(16)]
+			if rng.IntN(300) == 0 {
+				raw[i] = 0x80 | byte(rng.IntN(128))
+			}
+		}
+		i := rng.IntN(len(raw) + 1)
+		k := i - rng.IntN(i+1)
+		room := rng.IntN(300)
+		units := make([]uint16, len(raw)+8)
+		for u := range units {
+			units[u] = unset
+		}
+		pos := make([]int32, room+8)
+		for p := range pos {
+			pos[p] = -7
+		}
+		gotI, gotK, n := widenVBMI(units[:len(raw)], raw, pos[:room], i, k)
+
+		wantUnits := slices.Clone(units)
+		var wantPos []int32
+		wi, wk := i, k
+		for wi+64 <= len(raw) && room-len(wantPos) >= 64 {
+			p, ascii := leetRef(raw[wi : wi+64])
+			if !ascii {
+				break
+			}
+			for j := range 64 {
+				wantUnits[wk+j] = uint16(raw[wi+j])
+			}
+			for _, p := range p {
+				wantPos = append(wantPos, int32(wk)+p)
+			}
+			wi, wk = wi+64, wk+64
+		}
+		if gotI != wi || gotK != wk || !slices.Equal(pos[:n], wantPos) {
+			t.Fatalf("%q from %d (unit %d), room %d: to %d (unit %d), %v; want %d (unit %d), %v", raw, i, k, room, gotI, gotK, pos[:n], wi, wk, wantPos)
+		}
+		if !slices.Equal(units, wantUnits) {
+			t.Fatalf("%q from %d (unit %d): units %x, want %x", raw, i, k, units, wantUnits)
+		}
+		for p := n; p < len(pos); p++ {
+			if pos[p] != -7 {
+				t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, i, room, n, p)
+			}
+		}
+	}
+}

@@ -24,6 +24,7 @@ func TestKernelsStayInside(t *testing.T) {
 			}
 			if hasClassify {
 				classifyVBMI(make([]int32, len(s)+64), s, 0, 0, -1)
+				widenVBMI(make([]uint16, len(s)), s, make([]int32, len(s)+64), 0, 0)
 			}
 			asciiLeet(nil, s)
 			findTokens(s, 0, func(int, int, int, bool) {})

@@ -114,39 +114,52 @@ func decodeText(raw []byte, t *text) {
 	leet = leet[:0]
 	k := 0
 	for i := 0; i < len(raw); {
-		// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
-		if i+8 <= len(raw) {
-			if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
-				u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
-				u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
-				u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
-				if m := leetCandidates(w); m != 0 {
-					leet = appendLeetWord(leet, m, r, k)
+		stop := len(raw)
+		if hasClassify && len(raw)-i >= 64 {
+			// Whole blocks of ASCII bytes, 64 a step (eight at a time,
+			// below, were most of a long text's conversion); the loop
+			// below takes the block the kernel stopped at, and the kernel
+			// the blocks after it.
+			var n int
+			leet = slices.Grow(leet, 64)
+			i, k, n = widenVBMI(units, raw, leet[len(leet):cap(leet)], i, k)
+			leet, stop = leet[:len(leet)+n], min(i+64, len(raw))
+		}
+		for i < stop {
+			// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
+			if i+8 <= len(raw) {
+				if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
+					u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
+					u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
+					u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
+					if m := leetCandidates(w); m != 0 {
+						leet = appendLeetWord(leet, m, r, k)
+					}
+					i, k = i+8, k+8
+					continue
 				}
-				i, k = i+8, k+8
+			}
+			b := raw[i]
+			if b < utf8.RuneSelf {
+				if isLeet(b) {
+					leet = append(leet, int32(k))
+				}
+				units[k] = uint16(b)
+				k++
+				i++
 				continue
 			}
-		}
-		b := raw[i]
-		if b < utf8.RuneSelf {
-			if isLeet(b) {
-				leet = append(leet, int32(k))
+			r, size := utf8.DecodeRune(raw[i:])
+			if r >= 0x10000 {
+				r -= 0x10000
+				units[k], units[k+1] = uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF))
+				k += 2
+			} else {
+				units[k] = uint16(r)
+				k++
 			}
-			units[k] = uint16(b)
-			k++
-			i++
-			continue
+			i += size
 		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r >= 0x10000 {
-			r -= 0x10000
-			units[k], units[k+1] = uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF))
-			k += 2
-		} else {
-			units[k] = uint16(r)
-			k++
-		}
-		i += size
 	}
 	t.units, t.leet = units[:k], leet
 }

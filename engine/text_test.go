@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -12,14 +13,20 @@ import (
 // TestDecodeText: the units are Go's decoding of the bytes (a U+FFFD per
 // invalid byte) in UTF-16, and the byte offsets where each unit's
 // character begins, on texts that mix ASCII runs of every length with
-// multi-byte, four-byte and invalid sequences.
+// multi-byte, four-byte and invalid sequences; the long ones have ASCII
+// runs of several blocks, which the kernel widens where it runs.
 func TestDecodeText(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b"}
+	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b",
+		strings.Repeat("The quick brown f0x 1337 @ $ jumps. ", 3)}
 	var tx text
-	for range 2000 {
+	for n := range 3000 {
+		count := rng.IntN(12)
+		if n >= 2000 {
+			count = rng.IntN(150)
+		}
 		var b []byte
-		for range rng.IntN(12) {
+		for range count {
 			b = append(b, pieces[rng.IntN(len(pieces))]...)
 		}
 		decodeText(b, &tx)
