@@ -49,8 +49,11 @@ type rule struct {
 	requiredMasks [][]uint64
 	prefixes      [][]byte // a match begins with one of these
 	// onlyNonASCII: every prefix holds a byte no ASCII unit maps to, so the
-	// rule cannot match an all-ASCII text (OB-1's invisible characters).
+	// rule cannot match an all-ASCII text (OB-1's invisible characters),
+	// nor an encoded one that holds none of some byte of each prefix:
+	// nonASCII[k] lists the bytes of prefix k no ASCII unit maps to.
 	onlyNonASCII bool
+	nonASCII     [][]byte
 	atStart      bool
 	hasPrefix    bool
 
@@ -185,6 +188,17 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		r.onlyNonASCII = r.hasPrefix && !r.atStart && !slices.ContainsFunc(r.prefixes, func(p []byte) bool {
 			return !slices.ContainsFunc(p, func(a byte) bool { return c.preimage[viewASCII][a] == noPreimage })
 		})
+		if r.onlyNonASCII {
+			for _, p := range r.prefixes {
+				var bs []byte
+				for _, a := range p {
+					if c.preimage[viewASCII][a] == noPreimage && !slices.Contains(bs, a) {
+						bs = append(bs, a)
+					}
+				}
+				r.nonASCII = append(r.nonASCII, bs)
+			}
+		}
 	}
 	// The rules each literal can activate, and the ones that need no
 	// literal: among them every rule on the backtracking engine, which
@@ -210,6 +224,21 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// mayOccur reports whether a prefix of r (onlyNonASCII) can occur in a
+// view whose units from 128 up read as the bytes held: held nil, or one
+// prefix whose bytes that no ASCII unit reads as are all held.
+func (r *rule) mayOccur(held *byteSet) bool {
+	if held == nil {
+		return true
+	}
+	for _, bs := range r.nonASCII {
+		if !slices.ContainsFunc(bs, func(a byte) bool { return !held.has(a) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // anchored returns the anchored forms for views read through tabs

@@ -91,6 +91,9 @@ type view struct {
 	// it differs from the original view only there, so the original's
 	// candidates serve (keepCandidates).
 	leet []int32
+	// For an encoded view, the bytes its units from 128 up read as
+	// (encodeUnits); nil when not known.
+	held *byteSet
 }
 
 // encoded returns the view's alphabet bytes, made at most once.
@@ -323,7 +326,7 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 			r := &c.rules[i]
 			if !r.fast {
 				any = true // the backtracking engine decides
-			} else if !(ascii && r.onlyNonASCII) && m.isActive(r) {
+			} else if !(r.onlyNonASCII && (ascii || !r.mayOccur(v.held))) && m.isActive(r) {
 				m.active[i], any = true, true
 			}
 		}

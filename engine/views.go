@@ -76,9 +76,10 @@ func (e *Engine) collect(st *scanState) {
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
 	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc}
+	var held byteSet
 	if !t.ascii {
-		st.enc = c.encodeUnits(st.enc, t.units)
-		orig = view{src: st.enc}
+		st.enc = c.encodeUnits(st.enc, t.units, &held)
+		orig = view{src: st.enc, held: &held}
 	}
 	c.findLiterals(&orig, st.m)
 	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
@@ -95,7 +96,7 @@ func (e *Engine) collect(st *scanState) {
 			for _, i := range t.leet {
 				enc2[i] = c.asciiLeet[t.units[i]]
 			}
-			v = view{src: enc2, leet: t.leet}
+			v = view{src: enc2, leet: t.leet, held: &held} // the folds are ASCII
 		}
 		c.findLiteralsNear(&v, st.m)
 		leetUnits := func(dst []rune) []rune {
@@ -118,7 +119,8 @@ func (e *Engine) collect(st *scanState) {
 
 	if !t.noPct && st.pct.build(t) {
 		p := &st.pct
-		st.enc2 = c.encodeUnits(st.enc2, p.units)
+		var pctHeld byteSet
+		st.enc2 = c.encodeUnits(st.enc2, p.units, &pctHeld)
 		enc2 := st.enc2
 		pctUnits := func(dst []rune) []rune {
 			for _, u := range p.units {
@@ -126,7 +128,7 @@ func (e *Engine) collect(st *scanState) {
 			}
 			return dst
 		}
-		pv := view{src: enc2}
+		pv := view{src: enc2, held: &pctHeld}
 		c.findLiterals(&pv, st.m)
 		c.matchView(pv, pctUnits, st.m, func(rule, s, end int) {
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
@@ -138,11 +140,16 @@ func (e *Engine) collect(st *scanState) {
 	e.base64View(st, emit)
 }
 
-// encodeUnits returns the alphabet bytes of units, in dst's storage.
-func (c *compiled) encodeUnits(dst []byte, units []uint16) []byte {
+// encodeUnits returns the alphabet bytes of units, in dst's storage, and
+// adds to held the bytes its units from 128 up read as: a rule whose
+// prefixes all need one it lacks cannot match (rule.mayOccur; OB-1's
+// memchr for invisible characters was a tenth of a long text's scan with
+// one em dash in it).
+func (c *compiled) encodeUnits(dst []byte, units []uint16, held *byteSet) []byte {
 	dst = grow(dst, len(units))
 	if c.alphabet == nil {
 		clear(dst)
+		*held = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)} // nothing known
 		return dst
 	}
 	tab, out := &c.alphabet.Byte, dst
@@ -158,10 +165,21 @@ func (c *compiled) encodeUnits(dst []byte, units []uint16) []byte {
 			m = min(256, len(units))
 		}
 		encodeWithTable(out[:m], units[:m], tab)
+		holdNonASCII(held, out[:m], units[:m])
 		out, units = out[m:], units[m:]
 	}
 	encodeWithTable(out, units, tab)
+	holdNonASCII(held, out, units)
 	return dst
+}
+
+// holdNonASCII adds to held the bytes out holds for units from 128 up.
+func holdNonASCII(held *byteSet, out []byte, units []uint16) {
+	for i, u := range units {
+		if u >= 128 {
+			held.add(int(out[i]))
+		}
+	}
 }
 
 // encodeWithTable writes tab[u] to out for every unit of units.

@@ -29,10 +29,10 @@ func TestScanWideGuardPages(t *testing.T) {
 	}
 	for n := 0; n <= 200; n++ {
 		want := bytes.Repeat([]byte{c.alphabet.Byte['a']}, n)
-		if out := c.encodeUnits(data[:n:n], asUnits(data[size-2*n:])); !bytes.Equal(out, want) {
+		if out := c.encodeUnits(data[:n:n], asUnits(data[size-2*n:]), new(byteSet)); !bytes.Equal(out, want) {
 			t.Fatalf("%d units at the end: %v", n, out)
 		}
-		if out := c.encodeUnits(data[size-n:], asUnits(data[:2*n])); !bytes.Equal(out, want) {
+		if out := c.encodeUnits(data[size-n:], asUnits(data[:2*n]), new(byteSet)); !bytes.Equal(out, want) {
 			t.Fatalf("%d units at the start: %v", n, out)
 		}
 	}
