@@ -60,9 +60,14 @@
 //   - The passes every text takes run as vector kernels where the processor
 //     has AVX2 (simd_amd64.s): one tells an ASCII text, lists its
 //     leetspeak characters and finds a '%'; another finds the first place a
-//     base64 run can start (with AVX-512 BW where there is one). Each has a
-//     portable loop, which its tests hold it to, as they hold the kernels to
-//     loops written from the definitions.
+//     base64 run can start (with AVX-512 BW where there is one). With
+//     AVX-512 VBMI one kernel does both in one pass (classify_amd64.s), and
+//     another widens the ASCII blocks of a text that is not ASCII to its
+//     units. Each has a portable loop, which its tests hold it to, as they
+//     hold the kernels to loops written from the definitions.
+//   - A text that is not ASCII is searched for base64 runs in its bytes (a
+//     token is ASCII), and a rule that needs a character the text lacks
+//     (OB-1's invisible ones) is not tried.
 //
 // The benchmarks (README, "Performance") measure the result.
 //
