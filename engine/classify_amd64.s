@@ -1,21 +1,5 @@
 #include "textflag.h"
-
-// RUNS16 leaves bit b of AX set when bits b to b+15 of AX were, in four
-// shifts (CX is spoiled), and sets the flags on the result.
-#define RUNS16 \
-	MOVQ  AX, CX \
-	SHRQ  $1, CX \
-	ANDQ  CX, AX \
-	MOVQ  AX, CX \
-	SHRQ  $2, CX \
-	ANDQ  CX, AX \
-	MOVQ  AX, CX \
-	SHRQ  $4, CX \
-	ANDQ  CX, AX \
-	MOVQ  AX, CX \
-	SHRQ  $8, CX \
-	ANDQ  CX, AX \
-	TESTQ AX, AX
+#include "runs_amd64.h"
 
 // func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)
 //
@@ -107,7 +91,7 @@ tokens:
 
 	MOVQ BX, AX
 	NOTQ AX
-	RUNS16
+	RUNS16(AX, CX)
 	JNZ  inside
 
 carry:

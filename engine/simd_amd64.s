@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "runs_amd64.h"
 
 // RETURN returns R from a token kernel.
 #define RETURN(R) \
@@ -200,24 +201,6 @@ notASCII:
 	SHLQ      $32, BX \
 	ORQ       BX, AX
 
-// RUNS16 leaves bit b of BX set when bits b to b+15 of BX were (16 base64
-// bytes from byte b of a block, given BX's mask of them), in four shifts,
-// and sets the flags on the result.
-#define RUNS16 \
-	MOVQ  BX, R9 \
-	SHRQ  $1, R9 \
-	ANDQ  R9, BX \
-	MOVQ  BX, R9 \
-	SHRQ  $2, R9 \
-	ANDQ  R9, BX \
-	MOVQ  BX, R9 \
-	SHRQ  $4, R9 \
-	ANDQ  R9, BX \
-	MOVQ  BX, R9 \
-	SHRQ  $8, R9 \
-	ANDQ  R9, BX \
-	TESTQ BX, BX
-
 // func tokenSkipAVX2(s []byte) int
 TEXT ·tokenSkipAVX2(SB), NOSPLIT, $0-32
 	MOVQ s_base+0(FP), SI
@@ -255,7 +238,7 @@ check:
 	// Bit b of BX when bytes b to b+15 of the block are base64.
 	MOVQ  AX, BX
 	NOTQ  BX
-	RUNS16
+	RUNS16(BX, R9)
 	JNZ   inside
 
 	// The base64 bytes that end the block: 63 less the last other's place.
@@ -366,7 +349,7 @@ check512:
 
 	// Bit b of BX when bytes b to b+15 of the block are base64.
 	MOVQ  AX, BX
-	RUNS16
+	RUNS16(BX, R9)
 	JNZ   inside512
 
 next512:

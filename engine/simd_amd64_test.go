@@ -21,29 +21,41 @@ func needAVX2(t *testing.T) {
 }
 
 // checkLeetAVX2 compares leetAVX2 from position from, with room for room
-// positions, with the byte loop over the blocks it should read, and checks
-// that it writes nothing past the positions it returns.
+// positions, with the byte loop over the blocks it should read
+// (checkLeetKernel).
 func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
+	t.Helper()
+	checkLeetKernel(t, raw, from, room, true, func(pos []int32) (int, int, bool, bool) { return leetAVX2(pos, raw, from) })
+}
+
+// checkLeetKernel runs a leetspeak kernel from position from with room for
+// room positions, compares what it returns with the byte loop over the
+// blocks it should read, and checks that it writes nothing past the
+// positions it returns. It returns where the kernel should stop, and
+// whether raw was ASCII up to there. reread: the bytes after the whole
+// blocks are read as the end of the last 64 (leetAVX2), not alone.
+func checkLeetKernel(t *testing.T, raw []byte, from, room int, reread bool, kernel func(pos []int32) (n, end int, ascii, pct bool)) (wantEnd int, ascii bool) {
 	t.Helper()
 	const unset = -7
 	pos := make([]int32, room+8)
 	for k := range pos {
 		pos[k] = unset
 	}
-	n, end, ascii, pct := leetAVX2(pos[:room], raw, from)
+	n, end, ascii, pct := kernel(pos[:room])
 
 	var want []int32
 	wantEnd, wantASCII, wantPct := from, true, false
-	for len(raw) >= 64 && wantEnd < len(raw) {
-		block, next := raw[wantEnd:], min(wantEnd+64, len(raw))
-		if next-wantEnd < 64 {
+	for (len(raw) >= 64 || !reread) && wantEnd < len(raw) {
+		next := min(wantEnd+64, len(raw))
+		block := raw[wantEnd:next]
+		if reread && next-wantEnd < 64 {
 			block = raw[len(raw)-64:] // the end, read again
 		}
-		if _, ascii := leetRef(block[:64]); !ascii {
+		if _, ascii := leetRef(block); !ascii {
 			wantASCII = false
 			break
 		}
-		wantPct = wantPct || bytes.IndexByte(block[:64], '%') >= 0
+		wantPct = wantPct || bytes.IndexByte(block, '%') >= 0
 		p, _ := leetRef(raw[wantEnd:next])
 		if len(p) > 0 && room-len(want) < 64 {
 			break
@@ -57,7 +69,7 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 		t.Fatalf("%q from %d: ASCII %v, want %v", raw, from, ascii, wantASCII)
 	}
 	if !ascii {
-		return
+		return wantEnd, false
 	}
 	if pct != wantPct {
 		t.Fatalf("%q from %d, room %d: '%%' %v, want %v", raw, from, room, pct, wantPct)
@@ -70,6 +82,7 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 			t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, from, room, n, k)
 		}
 	}
+	return wantEnd, true
 }
 
 // tokenSkipRef is what tokenSkipAVX2 returns.
@@ -171,59 +184,24 @@ func TestTokenSkipAVX2(t *testing.T) {
 
 // checkClassify compares classifyVBMI from position from, with room for
 // room positions, with the byte loops over the blocks it should read: the
-// leetspeak positions as checkLeetAVX2 wants them, the start of the first
-// 16 base64 bytes in a row among the bytes read, and, when it stops before
-// the end with none, the base64 bytes that end them.
+// leetspeak positions as checkLeetKernel wants them (it reads the bytes
+// after the whole blocks alone), the start of the first 16 base64 bytes in
+// a row among the bytes read, and, when it stops before the end with none,
+// the base64 bytes that end them.
 func checkClassify(t *testing.T, raw []byte, from, room int) {
 	t.Helper()
-	const unset = -7
 	// The state the blocks before from leave.
 	run0, tok0 := trailingB64(raw[:from]), firstWindow(raw[:from], 0)
 	if tok0 == from {
 		tok0 = -1
 	}
-	pos := make([]int32, room+8)
-	for k := range pos {
-		pos[k] = unset
-	}
-	n, end, run, tok, ascii, pct := classifyVBMI(pos[:room], raw, from, run0, tok0)
-
-	// Unlike leetAVX2, the kernel reads the bytes after the whole blocks
-	// alone, not as the end of the last 64.
-	var want []int32
-	wantEnd, wantASCII, wantPct := from, true, false
-	for wantEnd < len(raw) {
-		next := min(wantEnd+64, len(raw))
-		p, ascii := leetRef(raw[wantEnd:next])
-		if !ascii {
-			wantASCII = false
-			break
-		}
-		wantPct = wantPct || bytes.IndexByte(raw[wantEnd:next], '%') >= 0
-		if len(p) > 0 && room-len(want) < 64 {
-			break
-		}
-		for _, p := range p {
-			want = append(want, int32(wantEnd)+p)
-		}
-		wantEnd = next
-	}
-	if ascii != wantASCII {
-		t.Fatalf("%q from %d: ASCII %v, want %v", raw, from, ascii, wantASCII)
-	}
+	var run, tok int
+	wantEnd, ascii := checkLeetKernel(t, raw, from, room, false, func(pos []int32) (n, end int, ascii, pct bool) {
+		n, end, run, tok, ascii, pct = classifyVBMI(pos, raw, from, run0, tok0)
+		return n, end, ascii, pct
+	})
 	if !ascii {
 		return
-	}
-	if pct != wantPct {
-		t.Fatalf("%q from %d, room %d: '%%' %v, want %v", raw, from, room, pct, wantPct)
-	}
-	if end != wantEnd || !slices.Equal(pos[:n], want) {
-		t.Fatalf("%q from %d, room %d: %v up to %d, want %v up to %d", raw, from, room, pos[:n], end, want, wantEnd)
-	}
-	for k := n; k < len(pos); k++ {
-		if pos[k] != unset {
-			t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, from, room, n, k)
-		}
 	}
 	wantTok := firstWindow(raw[:wantEnd], 0)
 	if wantTok == wantEnd {

@@ -48,10 +48,7 @@ func (t *text) byteOffset(i int) int {
 	if i >= len(t.units) {
 		return len(t.raw)
 	}
-	if !t.offOK {
-		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
-	}
-	return int(t.off[i])
+	return int(t.offsets()[i])
 }
 
 // unitAt maps a byte offset where a character begins, or len(raw), to its
@@ -63,11 +60,16 @@ func (t *text) unitAt(b int) int {
 	if b >= len(t.raw) {
 		return len(t.units)
 	}
+	u, _ := slices.BinarySearch(t.offsets(), int32(b))
+	return u
+}
+
+// offsets returns off, made on first use.
+func (t *text) offsets() []int32 {
 	if !t.offOK {
 		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
 	}
-	u, _ := slices.BinarySearch(t.off, int32(b))
-	return u
+	return t.off
 }
 
 // appendOffsets appends the byte offset of each unit of raw, decoded as
