@@ -15,8 +15,13 @@
 #
 # Environment: CONNS (16), DURATION (5s per round), ROUNDS (3), SIZES
 # (4k,256k), HEADERS (sdk: the headers the openai npm client sends;
-# minimal: Content-Type only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+2),
+# minimal: Content-Type only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.
+# COMPARE=path to another build (an older commit's) adds a second caddy with
+# the firewall site alone, loaded in the same alternating rounds as
+# "compare": two builds measured this way see the same moments of the
+# machine, so their ratio is far steadier than two runs of the script (on a
+# shared machine those wander by 5-10%).
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 
@@ -27,7 +32,8 @@ rounds=${ROUNDS:-3}
 sizes=${SIZES:-4k,256k}
 headers=${HEADERS:-sdk}
 base=${PORT_BASE:-19100}
-up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2))
+up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2)) cmp_port=$((base + 3))
+compare=${COMPARE:-}
 
 tmp=$(mktemp -d)
 pids=()
@@ -73,8 +79,30 @@ XDG_DATA_HOME=$tmp/data XDG_CONFIG_HOME=$tmp/config \
 caddy_pid=$!
 pids+=($caddy_pid)
 
-# Wait for both sites.
-for port in "$plain_port" "$fw_port"; do
+targets=(-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions"
+	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions")
+ports=("$plain_port" "$fw_port")
+if [ -n "$compare" ]; then
+	cat >"$tmp/Caddyfile.compare" <<CADDY
+{
+	admin off
+	persist_config off
+}
+
+http://127.0.0.1:$cmp_port {
+	prompt_firewall
+	reverse_proxy 127.0.0.1:$up_port
+}
+CADDY
+	XDG_DATA_HOME=$tmp/data2 XDG_CONFIG_HOME=$tmp/config2 \
+		"$compare" run --config "$tmp/Caddyfile.compare" --adapter caddyfile >"$tmp/compare.log" 2>&1 &
+	pids+=($!)
+	targets+=(-target "compare=http://127.0.0.1:$cmp_port/v1/chat/completions" -target-pid "compare=$!")
+	ports+=("$cmp_port")
+fi
+
+# Wait for the sites.
+for port in "${ports[@]}"; do
 	for _ in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		sleep 0.1
@@ -83,5 +111,4 @@ done
 
 echo "caddy: $("$caddy" version | head -c 60); go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN)"
 "$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" -headers "$headers" \
-	-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions" \
-	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions"
+	"${targets[@]}"

@@ -105,6 +105,21 @@ func (t *targets) Set(s string) error {
 	return nil
 }
 
+// pidsOf maps target names to the process whose CPU time their rounds
+// report (-target-pid), for a target another process serves.
+type pidsOf map[string]int
+
+func (p pidsOf) String() string { return fmt.Sprint(map[string]int(p)) }
+func (p pidsOf) Set(s string) error {
+	name, pid, ok := strings.Cut(s, "=")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil {
+		return fmt.Errorf("want name=pid, got %q", s)
+	}
+	p[name] = n
+	return nil
+}
+
 type stats struct {
 	rps           float64
 	p50, p99, max time.Duration
@@ -148,6 +163,8 @@ func load(args []string) {
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round is reported)")
 	warm := fs.Duration("warmup", time.Second, "warm-up per target and size, not measured")
 	cpuPID := fs.Int("cpu-pid", 0, "also report this process's CPU time per request (Linux /proc), e.g. caddy's")
+	pids := pidsOf{}
+	fs.Var(pids, "target-pid", "name=pid: the process whose CPU time the target's rounds report, instead of -cpu-pid's (repeat)")
 	headerSet := fs.String("headers", "sdk", "request headers: sdk (the openai npm client's) or minimal (Content-Type only)")
 	fs.Parse(args)
 	hdr, ok := headerSets[*headerSet]
@@ -179,9 +196,13 @@ func load(args []string) {
 		}
 		for r := 0; r < *rounds; r++ {
 			for i, t := range ts {
-				c0 := procCPU(*cpuPID)
+				pid := *cpuPID
+				if p, ok := pids[t.name]; ok {
+					pid = p
+				}
+				c0 := procCPU(pid)
 				st := run(t.url, b, hdr, *conns, *dur)
-				if c1 := procCPU(*cpuPID); c0 >= 0 && c1 >= 0 && st.n > 0 {
+				if c1 := procCPU(pid); c0 >= 0 && c1 >= 0 && st.n > 0 {
 					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
 				}
 				results[i] = append(results[i], st)
