@@ -28,7 +28,7 @@ const flagEscape uint8 = 1
 
 // highBytes, in a string node's b, marks a literal with a byte from 0x80 up: without one, its
 // bytes need no UTF-8 check (the scan learned it on its way, jsonstr.PlainASCII).
-const highBytes = 1 << 31
+const highBytes uint32 = 1 << 31
 
 // node is one JSON value in 8 bytes, so even a hostile body of tiny values (16 MiB of "1,")
 // indexes in 4 bytes per body byte at most. An object's children are its members' key and value
@@ -299,19 +299,21 @@ func (t *tape) number(b []byte, i int) (int, error) {
 func (t *tape) str(b []byte, i int) (int, error) {
 	start := i
 	var flags uint8
-	high := 0
+	ascii := true
 	i++
 	for {
-		var ascii bool
-		if i, ascii = jsonstr.PlainASCII(b, i); !ascii {
-			high = highBytes
-		}
+		var a bool
+		i, a = jsonstr.PlainASCII(b, i)
+		ascii = ascii && a
 		if i >= len(b) {
 			return i, syntaxErr(i, "unexpected end of input in string literal")
 		}
 		switch c := b[i]; {
 		case c == '"':
-			t.push(kindString, flags, start, i+1|high)
+			t.push(kindString, flags, start, i+1)
+			if !ascii {
+				t.nodes[len(t.nodes)-1].b |= highBytes
+			}
 			return i + 1, nil
 		case c == '\\':
 			flags |= flagEscape
