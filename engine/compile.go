@@ -48,14 +48,13 @@ type rule struct {
 	// mask over matcher.seen, one word per 64 literals.
 	requiredMasks [][]uint64
 	prefixes      [][]byte // a match begins with one of these
-	// onlyNonASCII: every prefix holds a byte no ASCII unit maps to, so the
-	// rule cannot match an all-ASCII text (OB-1's invisible characters),
-	// nor an encoded one that holds none of some byte of each prefix:
-	// nonASCII[k] lists the bytes of prefix k no ASCII unit maps to.
-	onlyNonASCII bool
-	nonASCII     [][]byte
-	atStart      bool
-	hasPrefix    bool
+	// nonASCII, for a rule whose every prefix holds a byte no ASCII unit
+	// maps to (OB-1's invisible characters), lists those bytes of each
+	// prefix: the rule cannot match a view that lacks one of each
+	// (mayOccur), such as any ASCII text. Nil for the other rules.
+	nonASCII  [][]byte
+	atStart   bool
+	hasPrefix bool
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -184,20 +183,24 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
-		// onlyNonASCII: every prefix holds a byte no ASCII unit reads as.
-		r.onlyNonASCII = r.hasPrefix && !r.atStart && !slices.ContainsFunc(r.prefixes, func(p []byte) bool {
-			return !slices.ContainsFunc(p, func(a byte) bool { return c.preimage[viewASCII][a] == noPreimage })
-		})
-		if r.onlyNonASCII {
-			for _, p := range r.prefixes {
-				var bs []byte
-				for _, a := range p {
-					if c.preimage[viewASCII][a] == noPreimage && !slices.Contains(bs, a) {
-						bs = append(bs, a)
-					}
+		if !r.hasPrefix || r.atStart {
+			continue
+		}
+		var lists [][]byte
+		for _, p := range r.prefixes {
+			var bs []byte
+			for _, a := range p {
+				if c.preimage[viewASCII][a] == noPreimage && !slices.Contains(bs, a) {
+					bs = append(bs, a)
 				}
-				r.nonASCII = append(r.nonASCII, bs)
 			}
+			if bs == nil {
+				break // an ASCII text can hold this prefix
+			}
+			lists = append(lists, bs)
+		}
+		if len(lists) == len(r.prefixes) {
+			r.nonASCII = lists
 		}
 	}
 	// The rules each literal can activate, and the ones that need no
@@ -226,11 +229,11 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 	return c, nil
 }
 
-// mayOccur reports whether a prefix of r (onlyNonASCII) can occur in a
-// view whose units from 128 up read as the bytes held: held nil, or one
-// prefix whose bytes that no ASCII unit reads as are all held.
+// mayOccur reports whether a prefix of r can occur in a view whose units
+// from 128 up read as the bytes held: r has no nonASCII lists, or one
+// prefix's list is all held.
 func (r *rule) mayOccur(held *byteSet) bool {
-	if held == nil {
+	if r.nonASCII == nil {
 		return true
 	}
 	for _, bs := range r.nonASCII {

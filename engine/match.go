@@ -91,8 +91,8 @@ type view struct {
 	// it differs from the original view only there, so the original's
 	// candidates serve (keepCandidates).
 	leet []int32
-	// For an encoded view, the bytes its units from 128 up read as
-	// (encodeUnits); nil when not known.
+	// The bytes the view's units from 128 up read as (encodeUnits): none
+	// for an ASCII text.
 	held *byteSet
 }
 
@@ -304,7 +304,6 @@ func (c *compiled) appendOccurrences(dst []int32, v *view, p []byte) []int32 {
 // calls emit for each. m.seen must hold the view's required literals
 // (findLiterals).
 func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rule, start, end int)) {
-	ascii := v.kind != viewEncoded
 	// Only the rules of the literals present can be active.
 	maybe := append(m.maybe[:0], c.unconditional...)
 	m.maybe = maybe
@@ -326,7 +325,7 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 			r := &c.rules[i]
 			if !r.fast {
 				any = true // the backtracking engine decides
-			} else if !(r.onlyNonASCII && (ascii || !r.mayOccur(v.held))) && m.isActive(r) {
+			} else if r.mayOccur(v.held) && m.isActive(r) {
 				m.active[i], any = true, true
 			}
 		}

@@ -75,8 +75,8 @@ func (e *Engine) collect(st *scanState) {
 	// The original view. An ASCII text is read as it is (the automata and
 	// DFAs map its bytes); an encoded copy is only made for a rule that
 	// Go's regexp must run over the whole text.
-	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc}
-	var held byteSet
+	var held byteSet // none for an ASCII text
+	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc, held: &held}
 	if !t.ascii {
 		st.enc = c.encodeUnits(st.enc, t.units, &held)
 		orig = view{src: st.enc, held: &held}
@@ -86,7 +86,7 @@ func (e *Engine) collect(st *scanState) {
 
 	if len(t.leet) > 0 {
 		st.m.keepCandidates(c)
-		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet}
+		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet, held: &held}
 		if !t.ascii {
 			// The encoded original with its leetspeak characters folded: the
 			// two differ only there.
