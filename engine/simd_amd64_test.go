@@ -127,14 +127,7 @@ func TestLeetAVX2(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(14, 15))
 	for range 5000 {
-		b := make([]byte, rng.IntN(2000))
-		for i := range b {
-			const alphabet = "ab 0123456789@$#%"
-			b[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		if rng.IntN(4) == 0 && len(b) > 0 {
-			b[rng.IntN(len(b))] = 0x80 | byte(rng.IntN(128))
-		}
+		b := randomText(rng, rng.IntN(2000), "ab 0123456789@$#%", 4)
 		checkLeetAVX2(t, b, rng.IntN(len(b)+1), rng.IntN(2*len(b)+64))
 	}
 }
@@ -266,17 +259,8 @@ func TestClassifyVBMI(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(18, 19))
 	for range 20000 {
-		b := make([]byte, rng.IntN(2000))
-		for i := range b {
-			if rng.IntN(14) == 0 {
-				b[i] = " .=%@3"[rng.IntN(6)]
-			} else {
-				b[i] = letters[rng.IntN(len(letters))]
-			}
-		}
-		if rng.IntN(4) == 0 && len(b) > 0 {
-			b[rng.IntN(len(b))] = 0x80 | byte(rng.IntN(128))
-		}
+		// Mostly base64 letters, so that runs of 16 come and go.
+		b := randomText(rng, rng.IntN(2000), letters+letters+" .=%@3", 4)
 		checkClassify(t, b, rng.IntN(len(b)+1)&^63, rng.IntN(2*len(b)+64))
 	}
 }
@@ -292,13 +276,7 @@ func TestWidenVBMI(t *testing.T) {
 	const unset = 0xEEEE
 	rng := rand.New(rand.NewPCG(22, 23))
 	for range 20000 {
-		raw := make([]byte, rng.IntN(700))
-		for i := range raw {
-			raw[i] = "ab cd0135@$7%2XY"[rng.IntN(16)]
-			if rng.IntN(300) == 0 {
-				raw[i] = 0x80 | byte(rng.IntN(128))
-			}
-		}
+		raw := randomText(rng, rng.IntN(700), "ab cd0135@$7%2XY", 2)
 		i := rng.IntN(len(raw) + 1)
 		k := i - rng.IntN(i+1)
 		room := rng.IntN(300)

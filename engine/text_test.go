@@ -224,16 +224,21 @@ func TestASCIILeetPlaces(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(12, 13))
 	for range 300 {
-		text := make([]byte, rng.IntN(20000))
-		for i := range text {
-			const alphabet = "abc de0f1.3@$\n"
-			text[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		if rng.IntN(3) == 0 && len(text) > 0 {
-			text[rng.IntN(len(text))] = 0x80 + byte(rng.IntN(128))
-		}
-		checkASCIILeet(t, text)
+		checkASCIILeet(t, randomText(rng, rng.IntN(20000), "abc de0f1.3@$\n", 3))
 	}
+}
+
+// randomText returns n bytes drawn from alphabet, one of which, in one text
+// of highOneIn, is replaced by a byte from 0x80 up.
+func randomText(rng *rand.Rand, n int, alphabet string, highOneIn int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	if n > 0 && rng.IntN(highOneIn) == 0 {
+		b[rng.IntN(n)] = 0x80 | byte(rng.IntN(128))
+	}
+	return b
 }
 
 // longText repeats a fuzzed text, as long as it is not empty, up to
