@@ -288,6 +288,12 @@ bdone:
 	VMOVDQU32 Z14, (W_TBUF+14*256+64*G)(DI); \
 	VMOVDQU32 Z15, (W_TBUF+15*256+64*G)(DI)
 
+// ADVANCE adds Z17 to the sixteen positions at W_POS+OFF.
+#define ADVANCE(OFF) \
+	VMOVDQU32 (W_POS+OFF)(DI), Z16; \
+	VPADDD Z17, Z16, Z16; \
+	VMOVDQU32 Z16, (W_POS+OFF)(DI)
+
 // func wideTranspose(w *wideState)
 //
 // Fills w.tbuf with the next sixteen blocks of every chain and moves the
@@ -301,20 +307,13 @@ TEXT ·wideTranspose(SB), NOSPLIT, $0-8
 	TRANSPOSE(1)
 	TRANSPOSE(2)
 	TRANSPOSE(3)
+	// Every chain's position moves on by the 64 bytes read.
 	MOVL $64, R9
 	VPBROADCASTD R9, Z17
-	VMOVDQU32 (W_POS+0)(DI), Z16
-	VPADDD Z17, Z16, Z16
-	VMOVDQU32 Z16, (W_POS+0)(DI)
-	VMOVDQU32 (W_POS+64)(DI), Z16
-	VPADDD Z17, Z16, Z16
-	VMOVDQU32 Z16, (W_POS+64)(DI)
-	VMOVDQU32 (W_POS+128)(DI), Z16
-	VPADDD Z17, Z16, Z16
-	VMOVDQU32 Z16, (W_POS+128)(DI)
-	VMOVDQU32 (W_POS+192)(DI), Z16
-	VPADDD Z17, Z16, Z16
-	VMOVDQU32 Z16, (W_POS+192)(DI)
+	ADVANCE(0)
+	ADVANCE(64)
+	ADVANCE(128)
+	ADVANCE(192)
 	VZEROUPPER
 	RET
 

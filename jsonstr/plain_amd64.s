@@ -1,5 +1,15 @@
 #include "textflag.h"
 
+// STOPS sets each byte of OUT to 0xFF where IN's byte is a stop byte, with
+// the bytes 0x1F, '"' and '\\' broadcast in Y1 to Y3 (T1 and T2 spoiled).
+#define STOPS(IN, OUT, T1, T2) \
+	VPMINUB  Y1, IN, OUT \
+	VPCMPEQB IN, OUT, OUT \
+	VPCMPEQB Y2, IN, T1 \
+	VPCMPEQB Y3, IN, T2 \
+	VPOR     T1, OUT, OUT \
+	VPOR     T2, OUT, OUT
+
 // func plainAVX2(b []byte) int
 //
 // A byte stops the scan when it is '"', '\\' or at most 0x1F. The last
@@ -33,18 +43,8 @@ loop64:
 	JA       tail32
 	VMOVDQU  (SI)(AX*1), Y4
 	VMOVDQU  32(SI)(AX*1), Y5
-	VPMINUB  Y1, Y4, Y6
-	VPCMPEQB Y4, Y6, Y6
-	VPCMPEQB Y2, Y4, Y7
-	VPCMPEQB Y3, Y4, Y8
-	VPOR     Y7, Y6, Y6
-	VPOR     Y8, Y6, Y6
-	VPMINUB  Y1, Y5, Y9
-	VPCMPEQB Y5, Y9, Y9
-	VPCMPEQB Y2, Y5, Y10
-	VPCMPEQB Y3, Y5, Y11
-	VPOR     Y10, Y9, Y9
-	VPOR     Y11, Y9, Y9
+	STOPS(Y4, Y6, Y7, Y8)
+	STOPS(Y5, Y9, Y10, Y11)
 	VPOR     Y6, Y9, Y10
 	VPTEST   Y10, Y10
 	JNZ      found64
@@ -68,12 +68,7 @@ tail32:
 	CMPQ      AX, CX
 	JAE       done
 	VMOVDQU   (SI)(AX*1), Y4
-	VPMINUB   Y1, Y4, Y6
-	VPCMPEQB  Y4, Y6, Y6
-	VPCMPEQB  Y2, Y4, Y7
-	VPCMPEQB  Y3, Y4, Y8
-	VPOR      Y7, Y6, Y6
-	VPOR      Y8, Y6, Y6
+	STOPS(Y4, Y6, Y7, Y8)
 	VPMOVMSKB Y6, DX
 	TESTL     DX, DX
 	JNZ       found32
