@@ -50,54 +50,46 @@ if [ -z "$caddy" ]; then
 	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
 	caddy=$tmp/caddy
 fi
-# (Not a pipe into grep -q: with pipefail, grep's early exit would fail it.)
-"$caddy" list-modules >"$tmp/modules"
-grep -qx 'http.handlers.prompt_firewall' "$tmp/modules" ||
-	{ echo "$caddy has no http.handlers.prompt_firewall" >&2; exit 2; }
+# has_firewall BINARY exits unless the build has the firewall module.
+has_firewall() {
+	# (Not a pipe into grep -q: with pipefail, grep's early exit would fail it.)
+	"$1" list-modules >"$tmp/modules"
+	grep -qx 'http.handlers.prompt_firewall' "$tmp/modules" ||
+		{ echo "$1 has no http.handlers.prompt_firewall" >&2; exit 2; }
+}
+has_firewall "$caddy"
+[ -z "$compare" ] || has_firewall "$compare"
 (cd "$root" && go build -o "$tmp/fwload" ./bench/fwload)
 
 "$tmp/fwload" upstream -addr "127.0.0.1:$up_port" 2>"$tmp/upstream.log" &
 pids+=($!)
 
-cat >"$tmp/Caddyfile" <<CADDY
-{
-	admin off
-	persist_config off
+# start NAME BINARY SITE... runs BINARY with one loopback site per SITE,
+# "plain:PORT" (reverse_proxy alone) or "firewall:PORT" (prompt_firewall
+# first), and leaves its pid in started.
+start() {
+	local name=$1 bin=$2 site
+	shift 2
+	printf '{\n\tadmin off\n\tpersist_config off\n}\n' >"$tmp/Caddyfile.$name"
+	for site in "$@"; do
+		printf '\nhttp://127.0.0.1:%s {\n' "${site#*:}"
+		[ "${site%%:*}" = firewall ] && printf '\tprompt_firewall\n'
+		printf '\treverse_proxy 127.0.0.1:%s\n}\n' "$up_port"
+	done >>"$tmp/Caddyfile.$name"
+	XDG_DATA_HOME=$tmp/data.$name XDG_CONFIG_HOME=$tmp/config.$name \
+		"$bin" run --config "$tmp/Caddyfile.$name" --adapter caddyfile >"$tmp/$name.log" 2>&1 &
+	started=$!
+	pids+=($started)
 }
 
-http://127.0.0.1:$plain_port {
-	reverse_proxy 127.0.0.1:$up_port
-}
-
-http://127.0.0.1:$fw_port {
-	prompt_firewall
-	reverse_proxy 127.0.0.1:$up_port
-}
-CADDY
-XDG_DATA_HOME=$tmp/data XDG_CONFIG_HOME=$tmp/config \
-	"$caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1 &
-caddy_pid=$!
-pids+=($caddy_pid)
-
+start caddy "$caddy" "plain:$plain_port" "firewall:$fw_port"
+caddy_pid=$started
 targets=(-target "plain=http://127.0.0.1:$plain_port/v1/chat/completions"
 	-target "firewall=http://127.0.0.1:$fw_port/v1/chat/completions")
 ports=("$plain_port" "$fw_port")
 if [ -n "$compare" ]; then
-	cat >"$tmp/Caddyfile.compare" <<CADDY
-{
-	admin off
-	persist_config off
-}
-
-http://127.0.0.1:$cmp_port {
-	prompt_firewall
-	reverse_proxy 127.0.0.1:$up_port
-}
-CADDY
-	XDG_DATA_HOME=$tmp/data2 XDG_CONFIG_HOME=$tmp/config2 \
-		"$compare" run --config "$tmp/Caddyfile.compare" --adapter caddyfile >"$tmp/compare.log" 2>&1 &
-	pids+=($!)
-	targets+=(-target "compare=http://127.0.0.1:$cmp_port/v1/chat/completions" -target-pid "compare=$!")
+	start compare "$compare" "firewall:$cmp_port"
+	targets+=(-target "compare=http://127.0.0.1:$cmp_port/v1/chat/completions" -target-pid "compare=$started")
 	ports+=("$cmp_port")
 fi
 
