@@ -60,15 +60,15 @@ func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, 
 // returns where it stopped in both and how many positions it wrote: before
 // a block with a byte from 0x80 up, before the last bytes that do not make
 // a block of 64, or when pos has no room for 64 more. units must have room
-// for every byte from i on. It runs where classifyVBMI does.
+// for every byte from i on.
 //
 //go:noescape
 func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int)
 
-// hasClassify tells whether classifyVBMI can run: it needs what the wide
-// keyword chains need, and BMI1 and BMI2 (every processor with AVX-512 has
-// them, and LZCNT).
-var hasClassify = haveWide && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
+// hasVBMI tells whether classifyVBMI and widenVBMI can run: they need
+// what the wide keyword chains need, and BMI1 and BMI2 (every processor
+// with AVX-512 has them, and LZCNT).
+var hasVBMI = haveWide && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 
 // asciiLeetBlocks is asciiLeet with a vector kernel, for a raw of one
 // block or more; it returns how far it went (0 or len(raw)) for the words
@@ -85,7 +85,7 @@ func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool
 	for i := 0; ; {
 		var n, end int
 		var p bool
-		if hasClassify {
+		if hasVBMI {
 			n, end, run, tok, ascii, p = classifyVBMI(dst[len(dst):cap(dst)], raw, i, run, tok)
 		} else {
 			n, end, ascii, p = leetAVX2(dst[len(dst):cap(dst)], raw, i)
@@ -96,7 +96,7 @@ func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool
 		}
 		if end == len(raw) {
 			switch {
-			case !hasClassify:
+			case !hasVBMI:
 				tok = 0
 			case tok < 0:
 				tok = len(raw)

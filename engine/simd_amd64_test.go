@@ -223,7 +223,7 @@ func trailingB64(s []byte) int {
 // with room for every position or fewer; runs of 15 to 17 base64 bytes at
 // every place; random texts.
 func TestClassifyVBMI(t *testing.T) {
-	if !hasClassify {
+	if !hasVBMI {
 		t.Skip("no AVX-512 VBMI")
 	}
 	for c := range 256 {
@@ -270,7 +270,7 @@ func TestClassifyVBMI(t *testing.T) {
 // positions, against a byte loop over the blocks it should take; nothing
 // is written outside the units and positions it reports.
 func TestWidenVBMI(t *testing.T) {
-	if !hasClassify {
+	if !hasVBMI {
 		t.Skip("no AVX-512 VBMI")
 	}
 	const unset = 0xEEEE

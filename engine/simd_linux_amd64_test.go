@@ -22,7 +22,7 @@ func TestKernelsStayInside(t *testing.T) {
 			if hasAVX512BW {
 				tokenSkipAVX512(s)
 			}
-			if hasClassify {
+			if hasVBMI {
 				classifyVBMI(make([]int32, len(s)+64), s, 0, 0, -1)
 				widenVBMI(make([]uint16, len(s)), s, make([]int32, len(s)+64), 0, 0)
 			}

@@ -13,9 +13,9 @@ func skipBlocks(bs []byte, i int) int { return i }
 // hasAVX2: no vector kernels run here.
 const hasAVX2 = false
 
-// hasClassify: nor the kernels that also follow base64 runs and widen
-// ASCII bytes to units.
-const hasClassify = false
+// hasVBMI: nor the kernels that also follow base64 runs and widen
+// ASCII bytes to units; decodeText never calls this stand-in.
+const hasVBMI = false
 
 func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int) {
 	return i, k, 0

@@ -117,7 +117,7 @@ func decodeText(raw []byte, t *text) {
 	k := 0
 	for i := 0; i < len(raw); {
 		stop := len(raw)
-		if hasClassify && len(raw)-i >= 64 {
+		if hasVBMI && len(raw)-i >= 64 {
 			// Whole blocks of ASCII bytes, 64 a step (eight at a time,
 			// below, were most of a long text's conversion); the loop
 			// below takes the block the kernel stopped at, and the kernel
