@@ -1,12 +1,20 @@
 #include "textflag.h"
 #include "runs_amd64.h"
 
+// TABLE32 defines NAME as 32 bytes: the 16 of LO and HI (little-endian),
+// twice, for both 16-byte lanes of a VPSHUFB (or broadcast to four).
+#define TABLE32(NAME, LO, HI) \
+	DATA NAME<>+0x00(SB)/8, LO \
+	DATA NAME<>+0x08(SB)/8, HI \
+	DATA NAME<>+0x10(SB)/8, LO \
+	DATA NAME<>+0x18(SB)/8, HI \
+	GLOBL NAME<>(SB), RODATA|NOPTR, $32
+
 // RETURN returns R from a token kernel.
 #define RETURN(R) \
 	MOVQ R, ret+24(FP) \
 	VZEROUPPER \
 	RET
-
 
 // VPSHUFB tables, indexed by a byte's low nibble and repeated for both
 // 16-byte lanes. leetDigit holds the leetspeak digit with that low nibble
@@ -14,40 +22,18 @@
 // character when it equals one of its two entries. An empty entry is 0,
 // which no byte with that nibble equals but for nibble 0, whose entries
 // are both characters.
-DATA leetDigit<>+0x00(SB)/8, $0x3700353433003130
-DATA leetDigit<>+0x08(SB)/8, $0
-DATA leetDigit<>+0x10(SB)/8, $0x3700353433003130
-DATA leetDigit<>+0x18(SB)/8, $0
-GLOBL leetDigit<>(SB), RODATA|NOPTR, $32
-
-DATA leetSign<>+0x00(SB)/8, $0x0000002400000040
-DATA leetSign<>+0x08(SB)/8, $0
-DATA leetSign<>+0x10(SB)/8, $0x0000002400000040
-DATA leetSign<>+0x18(SB)/8, $0
-GLOBL leetSign<>(SB), RODATA|NOPTR, $32
+TABLE32(leetDigit, $0x3700353433003130, $0)
+TABLE32(leetSign, $0x0000002400000040, $0)
 
 // Base64 bytes, [A-Za-z0-9+/_-], as a set of classes of high nibbles: 1
 // for 2 (+ - /), 2 for 3 (digits), 4 for 4 and 6 (letters from A and a),
 // 8 for 5 (letters to Z, _) and 16 for 7 (letters to z). b64Low holds the
 // classes that take each low nibble and b64High the class of each high
 // nibble (none from 8 up): a byte is base64 when the two share a bit.
-DATA b64Low<>+0x00(SB)/8, $0x1e1e1e1e1e1e1e1a
-DATA b64Low<>+0x08(SB)/8, $0x0d040504051c1e1e
-DATA b64Low<>+0x10(SB)/8, $0x1e1e1e1e1e1e1e1a
-DATA b64Low<>+0x18(SB)/8, $0x0d040504051c1e1e
-GLOBL b64Low<>(SB), RODATA|NOPTR, $32
+TABLE32(b64Low, $0x1e1e1e1e1e1e1e1a, $0x0d040504051c1e1e)
+TABLE32(b64High, $0x1004080402010000, $0)
 
-DATA b64High<>+0x00(SB)/8, $0x1004080402010000
-DATA b64High<>+0x08(SB)/8, $0
-DATA b64High<>+0x10(SB)/8, $0x1004080402010000
-DATA b64High<>+0x18(SB)/8, $0
-GLOBL b64High<>(SB), RODATA|NOPTR, $32
-
-DATA lowNibbles<>+0x00(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lowNibbles<>+0x08(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lowNibbles<>+0x10(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA lowNibbles<>+0x18(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL lowNibbles<>(SB), RODATA|NOPTR, $32
+TABLE32(lowNibbles, $0x0f0f0f0f0f0f0f0f, $0x0f0f0f0f0f0f0f0f)
 
 // LEET_MASK sets AX to the leetspeak characters of Y0 and Y1 (64 bytes),
 // with the tables in Y6 to Y8, and adds their '%' bytes (Y10) to Y9; or
