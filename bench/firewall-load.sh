@@ -9,11 +9,13 @@
 # then loads both in alternating rounds with the same OpenAI chat bodies
 # (fwload load): a 4 KiB multi-turn chat and a 256 KiB long-context message.
 # Prints req/s, p50, p99, max and caddy's CPU time per request per site and
-# size (median of the rounds), and the firewall/plain throughput ratio and
-# p99 difference. The CPU column is the least sensitive to other load on the
-# machine: it counts only caddy's own user+system time.
+# size (median of the rounds), and the firewall/plain throughput ratio, p99
+# and CPU differences: each the median of the rounds' own (a firewall round
+# against the plain round just before it), with the ratios' range. The CPU
+# column is the least sensitive to other load on the machine: it counts
+# only caddy's own user+system time.
 #
-# Environment: CONNS (16), DURATION (5s per round), ROUNDS (3), SIZES
+# Environment: CONNS (16), DURATION (3s per round), ROUNDS (7), SIZES
 # (4k,256k), HEADERS (sdk: the headers the openai npm client sends;
 # minimal: Content-Type only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.
@@ -27,8 +29,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 conns=${CONNS:-16}
-duration=${DURATION:-5s}
-rounds=${ROUNDS:-3}
+duration=${DURATION:-3s}
+rounds=${ROUNDS:-7}
 sizes=${SIZES:-4k,256k}
 headers=${HEADERS:-sdk}
 base=${PORT_BASE:-19100}

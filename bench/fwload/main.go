@@ -8,7 +8,8 @@
 //	    closed-loop load: c connections each send POST requests back to back
 //	    for d; targets are measured in alternating rounds so that both see
 //	    the same machine; prints throughput and latency percentiles per
-//	    target and size (median round), and the firewall/plain ratios.
+//	    target and size (median round), and the firewall/plain ratios:
+//	    the median of the rounds' own ratios, and their range.
 //
 // The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
 // chat, "256k" its 256 KiB long-context message. The request headers are
@@ -26,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,7 +162,7 @@ func load(args []string) {
 	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k")
 	conns := fs.Int("c", 16, "concurrent connections")
 	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
-	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round is reported)")
+	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round, and the median of the rounds' ratios, are reported)")
 	warm := fs.Duration("warmup", time.Second, "warm-up per target and size, not measured")
 	cpuPID := fs.Int("cpu-pid", 0, "also report this process's CPU time per request (Linux /proc), e.g. caddy's")
 	pids := pidsOf{}
@@ -208,21 +210,34 @@ func load(args []string) {
 				results[i] = append(results[i], st)
 			}
 		}
-		med := make([]stats, len(ts))
 		for i, t := range ts {
-			med[i] = median(results[i])
-			s := med[i]
+			s := median(results[i])
 			cpu := "-"
 			if s.cpuPerReq > 0 {
 				cpu = strconv.FormatFloat(float64(s.cpuPerReq)/1e3, 'f', 0, 64) + "µs"
 			}
 			fmt.Printf("%-6s %-10s %10.0f %10s %10s %10s %7d %12s\n", size, t.name, s.rps, round(s.p50), round(s.p99), round(s.max), s.errors, cpu)
 		}
+		// The ratios are taken round by round: a target and the baseline
+		// measured seconds apart see much the same machine, while rounds
+		// minutes apart may not, so pairing them cancels what drifts.
 		for i := 1; i < len(ts); i++ {
-			fmt.Printf("%-6s %s/%s throughput %.3fx, p99 %+.3f ms", size, ts[i].name, ts[0].name,
-				med[i].rps/med[0].rps, float64(med[i].p99-med[0].p99)/1e6)
-			if med[i].cpuPerReq > 0 && med[0].cpuPerReq > 0 {
-				fmt.Printf(", server CPU %+.0f µs/request", float64(med[i].cpuPerReq-med[0].cpuPerReq)/1e3)
+			ratio := make([]float64, *rounds)
+			p99 := make([]float64, *rounds)
+			var cpu []float64
+			for r := range *rounds {
+				t, base := results[i][r], results[0][r]
+				ratio[r] = t.rps / base.rps
+				p99[r] = float64(t.p99-base.p99) / 1e6
+				if t.cpuPerReq > 0 && base.cpuPerReq > 0 {
+					cpu = append(cpu, float64(t.cpuPerReq-base.cpuPerReq)/1e3)
+				}
+			}
+			lo, hi := slices.Min(ratio), slices.Max(ratio)
+			fmt.Printf("%-6s %s/%s throughput %.3fx (rounds %.3f-%.3f), p99 %+.3f ms", size, ts[i].name, ts[0].name,
+				medianOf(ratio), lo, hi, medianOf(p99))
+			if len(cpu) == *rounds {
+				fmt.Printf(", server CPU %+.0f µs/request", medianOf(cpu))
 			}
 			fmt.Printf(" (body %d bytes)\n", len(b))
 		}
@@ -239,10 +254,24 @@ func isLoopback(u string) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// median picks the round with the median throughput (its latencies go with it).
+// median picks the round with the median throughput (its latencies go with
+// it), leaving s in round order.
 func median(s []stats) stats {
+	s = slices.Clone(s)
 	sort.Slice(s, func(i, j int) bool { return s[i].rps < s[j].rps })
 	return s[len(s)/2]
+}
+
+// medianOf returns the median of v (the mean of the middle two for an even
+// count), leaving v as it was.
+func medianOf(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func round(d time.Duration) string {
