@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -43,6 +44,7 @@ type rule struct {
 	maxLen       int  // longest match in units, -1 unbounded
 	runBounded   bool // see jsregex.Literals
 	runBytes     [128]bool
+	outside      [3][256]bool // per view kind: the bytes that read as no run byte
 	maxOther     int
 	// The conjuncts of required literals (see jsregex.Literals), each a
 	// mask over matcher.seen, one word per 64 literals.
@@ -180,6 +182,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				*pre = manyPreimages
 			}
 		}
+		for i := range c.rules {
+			if r := &c.rules[i]; r.runBounded {
+				for b := range 256 {
+					r.outside[kind][b] = !r.runBytes[tab[b]&127]
+				}
+			}
+		}
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -286,9 +295,25 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 		for _, s := range lits.Prefixes {
 			r.prefixes = append(r.prefixes, []byte(s))
 		}
+		r.prefixes = minimalPrefixes(r.prefixes)
 	}
 	r.fast = true
 	return required, nil
+}
+
+// minimalPrefixes drops each prefix that begins with another one ("<<"
+// after "<", "END OF THE " after "END OF "): wherever it occurs the other
+// does too, at the same start, so it only added duplicate candidates, and
+// with its other length, disorder to sort out.
+func minimalPrefixes(ps [][]byte) [][]byte {
+	slices.SortStableFunc(ps, func(a, b []byte) int { return len(a) - len(b) })
+	var kept [][]byte
+	for _, p := range ps {
+		if !slices.ContainsFunc(kept, func(q []byte) bool { return bytes.HasPrefix(p, q) }) {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // keywordColumns chooses the columns of the keyword automaton. Only the

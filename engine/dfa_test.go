@@ -239,3 +239,70 @@ func (c *compiled) candidatesWith(m *matcher, v view, rules []int) [][]int32 {
 	}
 	return out
 }
+
+// TestWindows checks matcher.windows against its definition, window by
+// window: for each candidate in order, the end is one past where the
+// (maxOther+1)th byte outside the rule's runs is, and the windows' total
+// decides the budget. Texts of run bytes and others in random mixes, with
+// candidates dense and sparse.
+func TestWindows(t *testing.T) {
+	c := Default().c
+	rng := rand.New(rand.NewPCG(7, 11))
+	m := c.newMatcher()
+	tab := c.viewTabs[viewASCII]
+	for i := range c.rules {
+		r := &c.rules[i]
+		if !r.fast || !r.runBounded {
+			continue
+		}
+		var run, other []byte
+		for b := byte(0); b < 128; b++ {
+			if r.runBytes[tab[b]&127] {
+				run = append(run, b)
+			} else {
+				other = append(other, b)
+			}
+		}
+		if len(run) == 0 || len(other) == 0 {
+			t.Fatalf("rule %s: no run bytes or no others", r.id)
+		}
+		for k := 0; k < 300; k++ {
+			n := rng.IntN(400)
+			src := make([]byte, n)
+			odds := rng.IntN(10) + 1
+			for j := range src {
+				if rng.IntN(odds) == 0 {
+					src[j] = other[rng.IntN(len(other))]
+				} else {
+					src[j] = run[rng.IntN(len(run))]
+				}
+			}
+			var cands []int32
+			step := rng.IntN(30) + 1
+			for j := 0; j < n; j += 1 + rng.IntN(step) {
+				cands = append(cands, int32(j))
+			}
+			var want []int32
+			total := 0
+			for _, cd := range cands {
+				q, o := int(cd), 0
+				for q < n && o <= r.maxOther {
+					if !r.runBytes[tab[src[q]]&127] {
+						o++
+					}
+					q++
+				}
+				total += q - int(cd)
+				want = append(want, int32(min(n, q+1)))
+			}
+			budget := rng.IntN(4*n + 64)
+			ok := m.windows(r, src, &r.outside[viewASCII], cands, budget)
+			if ok != (total <= budget) {
+				t.Fatalf("rule %s, %d candidates over %d bytes: within budget %d reported %v, windows add up to %d", r.id, len(cands), n, budget, ok, total)
+			}
+			if ok && !slices.Equal(m.ends, want) {
+				t.Fatalf("rule %s over %q from %v: ends %v, want %v", r.id, src, cands, m.ends, want)
+			}
+		}
+	}
+}

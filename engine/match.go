@@ -26,6 +26,9 @@ type matcher struct {
 	// searches in full and which near the leetspeak characters only.
 	kept       []bool
 	full, near []bool
+	nkept      []int // for a rule near: how many of cands are the kept ones
+	merged     []int32
+	later      []hitAt // candidates' scratch
 	ends       []int32
 	runes      []rune
 	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
@@ -39,6 +42,7 @@ func (c *compiled) newMatcher() *matcher {
 		kept:   make([]bool, len(c.rules)),
 		full:   make([]bool, len(c.rules)),
 		near:   make([]bool, len(c.rules)),
+		nkept:  make([]int, len(c.rules)),
 		dfas:   make([]*dfaCache, 2*len(c.rules)),
 	}
 }
@@ -220,6 +224,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		}
 		if leet && m.kept[i] {
 			m.near[i], near = true, true // the original's candidates, and more
+			m.nkept[i] = len(m.cands[i])
 			continue
 		}
 		m.full[i] = true
@@ -232,7 +237,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 	if near {
 		col := &c.prefixCols[v.kind]
 		window := func(lo, hi int) {
-			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands)
+			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands, &m.later)
 		}
 		leetWindows(c.prefixAC, v.src, col, v.leet, window)
 	}
@@ -241,22 +246,72 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		// pass of the automaton.
 		for i := range c.rules {
 			if m.full[i] {
-				for _, p := range c.rules[i].prefixes {
-					m.cands[i] = c.appendOccurrences(m.cands[i], v, p)
+				for k, p := range c.rules[i].prefixes {
+					n := len(m.cands[i])
+					if m.cands[i] = c.appendOccurrences(m.cands[i], v, p); k > 0 {
+						// Each prefix's starts are in order; merged
+						// here, not sorted after.
+						m.merged = mergeSorted(m.merged[:0], m.cands[i][:n], m.cands[i][n:])
+						m.cands[i] = append(m.cands[i][:0], m.merged...)
+					}
 				}
 			}
 		}
 	} else if prefixes > 4 {
-		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands)
+		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands, &m.later)
 	}
 	for i := range c.rules {
-		if (m.full[i] || m.near[i]) && len(m.cands[i]) > 1 {
-			// Hits arrive by end; prefixes of several lengths disorder
-			// starts, and kept ones come before those near leetspeak.
-			slices.Sort(m.cands[i])
-			m.cands[i] = slices.Compact(m.cands[i])
+		switch {
+		case m.full[i]:
+			m.cands[i] = sortCandidates(m.cands[i])
+		case m.near[i] && len(m.cands[i]) > m.nkept[i]:
+			// The kept ones are in order already; those near leetspeak
+			// come after them, in order of their own, and are merged in.
+			kept, added := m.cands[i][:m.nkept[i]], sortCandidates(m.cands[i][m.nkept[i]:])
+			m.merged = mergeSorted(m.merged[:0], kept, added)
+			m.cands[i] = append(m.cands[i][:0], m.merged...)
 		}
 	}
+}
+
+// sortCandidates sorts starts and drops repeats. Hits arrive by end, so
+// the starts of prefixes of several lengths are out of order only among
+// hits a few bytes apart, and an insertion sort puts them in order in
+// about one pass; a text full of newlines or '<' gives tens of thousands,
+// which a general sort took a third of the scan to order. Past a budget
+// of moves (hits of leetspeak windows that overlap) it leaves the rest to
+// slices.Sort.
+func sortCandidates(c []int32) []int32 {
+	budget := 4*len(c) + 64
+	for i := 1; i < len(c); i++ {
+		x := c[i]
+		j := i
+		for ; j > 0 && c[j-1] > x; j-- {
+			c[j] = c[j-1]
+		}
+		c[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.Sort(c)
+			break
+		}
+	}
+	return slices.Compact(c)
+}
+
+// mergeSorted appends the union of a and b, each in increasing order
+// without repeats, to dst, in order and without repeats.
+func mergeSorted(dst, a, b []int32) []int32 {
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			dst, a = append(dst, a[0]), a[1:]
+		case b[0] < a[0]:
+			dst, b = append(dst, b[0]), b[1:]
+		default:
+			dst, a, b = append(dst, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(dst, a...), b...)
 }
 
 // appendOccurrences appends where prefix p (alphabet bytes) occurs in v.
@@ -351,7 +406,7 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				}
 				budget := 4*n + 256
 				if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
-					r.maxLen < 0 && r.runBounded && m.windows(r, v.src, c.viewTabs[v.kind], cands, budget) ||
+					r.maxLen < 0 && r.runBounded && m.windows(r, v.src, &r.outside[v.kind], cands, budget) ||
 					r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
 					anch0, anchN := m.dfaCaches(c, i)
 					matchAnchored(r, anch0, anchN, v.src, v.kind, cands, m.ends, func(s, e int) { emit(i, s, e) })
@@ -407,16 +462,33 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, c
 
 // windows computes, for a rule whose matches are bounded except for runs
 // of RunBytes, where each candidate's window ends: after maxOther+1 units
-// outside the runs (so the unit after a longest match is inside too). It
+// outside the runs (out: r.outside of the view's kind) (so the unit after a longest match is inside too). It
 // gives up, so that the caller makes one linear pass instead, when the
 // windows add up to more than budget.
-func (m *matcher) windows(r *rule, src []byte, tab *[256]byte, cands []int32, budget int) bool {
+//
+// The candidates are in order, so each window ends where the last one did
+// or after: the bytes outside the runs are counted once as the end moves
+// on and once as the start does, not once per window (every newline of a
+// text of code is a candidate of RH-2, and the windows overlap).
+func (m *matcher) windows(r *rule, src []byte, out *[256]bool, cands []int32, budget int) bool {
 	m.ends = m.ends[:0]
 	n := len(src)
+	outside := func(i int) bool { return out[src[i]] }
+	q, other := 0, 0 // the units outside the runs in [start, q)
+	start := 0
 	for _, c := range cands {
-		q, other := int(c), 0
+		if int(c) >= q {
+			q, other = int(c), 0
+		} else {
+			for ; start < int(c); start++ {
+				if outside(start) {
+					other--
+				}
+			}
+		}
+		start = int(c)
 		for q < n && other <= r.maxOther {
-			if !r.runBytes[tab[src[q]]&127] {
+			if outside(q) {
 				other++
 			}
 			q++
