@@ -57,6 +57,53 @@ func benchCorpus(b *testing.B, name string) {
 	}
 }
 
+// BenchmarkScanDocument scans one 256 KiB text made of real messages: the
+// contents of the benign chat bodies' messages (code, explanations and
+// lists; the ASCII ones, and all of them), joined by blank lines, as a
+// long-context request of real material would hold them. The load test's
+// prose has few newlines, '<' or common prefixes; this text has thousands,
+// and costs the matching far more. Without PROMPTWALL_CORPORA the
+// conformance vectors' texts stand in.
+func BenchmarkScanDocument(b *testing.B) {
+	for _, asciiOnly := range []bool{true, false} {
+		var doc []byte
+		for _, body := range corpusTexts(b, "chat_bodies_benign.jsonl") {
+			contents := [][]byte{body} // a vector's text
+			var req struct {
+				Messages []struct{ Content any }
+			}
+			if json.Unmarshal(body, &req) == nil && len(req.Messages) > 0 {
+				contents = contents[:0]
+				for _, m := range req.Messages {
+					if s, ok := m.Content.(string); ok {
+						contents = append(contents, []byte(s))
+					}
+				}
+			}
+			for _, c := range contents {
+				if !asciiOnly || !slices.ContainsFunc(c, func(c byte) bool { return c >= 0x80 }) {
+					doc = append(append(doc, c...), "\n\n"...)
+				}
+			}
+			if len(doc) >= 256<<10 {
+				break
+			}
+		}
+		doc = doc[:min(len(doc), 256<<10)]
+		name := "all"
+		if asciiOnly {
+			name = "ASCII"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := Default()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				e.Scan(doc)
+			}
+		})
+	}
+}
+
 func BenchmarkScanBenignPrompts(b *testing.B) { benchCorpus(b, "benign_prompts.jsonl") }
 func BenchmarkScanChatBodies(b *testing.B)    { benchCorpus(b, "chat_bodies_benign.jsonl") }
 func BenchmarkScanInjections(b *testing.B)    { benchCorpus(b, "injection_jailbreak.jsonl") }

@@ -244,8 +244,10 @@ func (p *pctView) build(t *text) bool {
 		return false // a lone '%' ("50%") makes no view
 	}
 	n := t.len()
-	p.units, p.from, p.to = p.units[:0], p.from[:0], p.to[:0]
-	p.escBefore = append(p.escBefore[:0], 0)
+	// The view has at most n units: room for them once, not by doubling
+	// (a long text's four slices were a sixth of its scan).
+	p.units, p.from, p.to = slices.Grow(p.units[:0], n), slices.Grow(p.from[:0], n), slices.Grow(p.to[:0], n)
+	p.escBefore = append(slices.Grow(p.escBefore[:0], n+1), 0)
 	esc := int32(0)
 	isEsc := func(i int) bool { return i+2 < n && t.at(i) == '%' && isHex(t.at(i+1)) && isHex(t.at(i+2)) }
 	for i := 0; i < n; {
