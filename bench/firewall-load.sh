@@ -16,8 +16,10 @@
 # only caddy's own user+system time.
 #
 # Environment: CONNS (16), DURATION (3s per round), ROUNDS (7), SIZES
-# (4k,256k), HEADERS (sdk: the headers the openai npm client sends;
-# minimal: Content-Type only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
+# (4k,256k; 256k-doc: 256 KiB of real messages instead of the prose, which
+# needs PROMPTWALL_CORPORA, the folder of the published corpora), HEADERS
+# (sdk: the headers the openai npm client sends; minimal: Content-Type
+# only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.
 # COMPARE=path to another build (an older commit's) adds a second caddy with
 # the firewall site alone, loaded in the same alternating rounds as

@@ -66,30 +66,7 @@ func benchCorpus(b *testing.B, name string) {
 // conformance vectors' texts stand in.
 func BenchmarkScanDocument(b *testing.B) {
 	for _, asciiOnly := range []bool{true, false} {
-		var doc []byte
-		for _, body := range corpusTexts(b, "chat_bodies_benign.jsonl") {
-			contents := [][]byte{body} // a vector's text
-			var req struct {
-				Messages []struct{ Content any }
-			}
-			if json.Unmarshal(body, &req) == nil && len(req.Messages) > 0 {
-				contents = contents[:0]
-				for _, m := range req.Messages {
-					if s, ok := m.Content.(string); ok {
-						contents = append(contents, []byte(s))
-					}
-				}
-			}
-			for _, c := range contents {
-				if !asciiOnly || !slices.ContainsFunc(c, func(c byte) bool { return c >= 0x80 }) {
-					doc = append(append(doc, c...), "\n\n"...)
-				}
-			}
-			if len(doc) >= 256<<10 {
-				break
-			}
-		}
-		doc = doc[:min(len(doc), 256<<10)]
+		doc := []byte(chatbody.Document(corpusTexts(b, "chat_bodies_benign.jsonl"), 256<<10, asciiOnly))
 		name := "all"
 		if asciiOnly {
 			name = "ASCII"

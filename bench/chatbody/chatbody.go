@@ -7,6 +7,7 @@ package chatbody
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // words are benign English; texts cycle through them.
@@ -54,4 +55,56 @@ func Chat4K() []byte {
 // prompt.
 func LongContext256K() []byte {
 	return body([]message{{"system", Prose(200, 0)}, {"user", Prose(256<<10-400, 7)}})
+}
+
+// Document joins the message contents of texts (serialized chat bodies,
+// such as the published corpus's chat_bodies_benign.jsonl holds; any other
+// text counts as one content) with blank lines into a document of at most
+// n bytes: real material, code and lists and explanations, as a
+// long-context request would carry it. With asciiOnly, contents holding a
+// byte from 0x80 up are left out.
+func Document(texts [][]byte, n int, asciiOnly bool) string {
+	var doc strings.Builder
+	for _, t := range texts {
+		contents := []string{string(t)}
+		var req struct {
+			Messages []struct{ Content any }
+		}
+		if json.Unmarshal(t, &req) == nil && len(req.Messages) > 0 {
+			contents = contents[:0]
+			for _, m := range req.Messages {
+				if s, ok := m.Content.(string); ok {
+					contents = append(contents, s)
+				}
+			}
+		}
+		for _, c := range contents {
+			if !asciiOnly || !strings.ContainsFunc(c, func(r rune) bool { return r >= 0x80 }) {
+				doc.WriteString(c)
+				doc.WriteString("\n\n")
+			}
+		}
+		if doc.Len() >= n {
+			break
+		}
+	}
+	d := doc.String()
+	if len(d) > n {
+		for n > 0 && !utf8.RuneStart(d[n]) {
+			n-- // not inside a character
+		}
+		d = d[:n]
+	}
+	return d
+}
+
+// LongDocument256K is LongContext256K with Document's text of texts as the
+// user message, written as JSON.stringify writes it (no HTML escapes).
+func LongDocument256K(texts [][]byte) []byte {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]any{"model": "gpt-4o", "messages": []message{
+		{"system", Prose(200, 0)}, {"user", Document(texts, 256<<10-400, false)}}, "temperature": 0.2})
+	return []byte(strings.TrimSuffix(b.String(), "\n"))
 }

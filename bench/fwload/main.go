@@ -12,21 +12,27 @@
 //	    the median of the rounds' own ratios, and their range.
 //
 // The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
-// chat, "256k" its 256 KiB long-context message. The request headers are
+// chat, "256k" its 256 KiB long-context message, "256k-doc" the same with
+// a document of real messages (the published corpus's benign chat bodies,
+// from the folder PROMPTWALL_CORPORA names) in place of its prose. The request headers are
 // by default the ones the official openai npm client sends (-headers sdk),
 // or only a Content-Type (-headers minimal). Loopback only; every run stops
 // by itself.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -89,8 +95,35 @@ func body(size string) ([]byte, error) {
 		return chatbody.Chat4K(), nil
 	case "256k":
 		return chatbody.LongContext256K(), nil
+	case "256k-doc":
+		// Real messages, from the published corpora (not in the
+		// repository): PROMPTWALL_CORPORA names their folder.
+		dir := os.Getenv("PROMPTWALL_CORPORA")
+		if dir == "" {
+			return nil, errors.New("256k-doc needs PROMPTWALL_CORPORA, the folder of the published corpora")
+		}
+		f, err := os.Open(filepath.Join(dir, "chat_bodies_benign.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		var texts [][]byte
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<26)
+		for sc.Scan() {
+			var rec struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(sc.Bytes(), &rec) == nil {
+				texts = append(texts, []byte(rec.Text))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		return chatbody.LongDocument256K(texts), nil
 	}
-	return nil, fmt.Errorf("unknown size %q (4k or 256k)", size)
+	return nil, fmt.Errorf("unknown size %q (4k, 256k or 256k-doc)", size)
 }
 
 type target struct{ name, url string }
@@ -159,7 +192,7 @@ func load(args []string) {
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	var ts targets
 	fs.Var(&ts, "target", "name=URL to load (repeat); the first is the baseline")
-	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k")
+	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k, 256k-doc (real messages; needs PROMPTWALL_CORPORA)")
 	conns := fs.Int("c", 16, "concurrent connections")
 	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round, and the median of the rounds' ratios, are reported)")
