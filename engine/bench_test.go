@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,23 +20,11 @@ func corpusTexts(b *testing.B, name string) [][]byte {
 	if dir == "" {
 		path = "testdata/vectors.jsonl"
 	}
-	f, err := os.Open(path)
+	texts, err := chatbody.ReadCorpus(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		var rec struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Text != "" {
-			out = append(out, []byte(rec.Text))
-		}
-	}
-	return out
+	return texts
 }
 
 func benchCorpus(b *testing.B, name string) {

@@ -5,7 +5,10 @@
 package chatbody
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -107,4 +110,29 @@ func LongDocument256K(texts [][]byte) []byte {
 	enc.Encode(map[string]any{"model": "gpt-4o", "messages": []message{
 		{"system", Prose(200, 0)}, {"user", Document(texts, 256<<10-400, false)}}, "temperature": 0.2})
 	return []byte(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// ReadCorpus returns the "text" of every line of a JSONL corpus (the
+// published corpora's format, and the conformance vectors').
+func ReadCorpus(path string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var rec struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Text != "" {
+			out = append(out, []byte(rec.Text))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return out, nil
 }

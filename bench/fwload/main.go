@@ -21,10 +21,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -102,23 +100,8 @@ func body(size string) ([]byte, error) {
 		if dir == "" {
 			return nil, errors.New("256k-doc needs PROMPTWALL_CORPORA, the folder of the published corpora")
 		}
-		f, err := os.Open(filepath.Join(dir, "chat_bodies_benign.jsonl"))
+		texts, err := chatbody.ReadCorpus(filepath.Join(dir, "chat_bodies_benign.jsonl"))
 		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		var texts [][]byte
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
-			var rec struct {
-				Text string `json:"text"`
-			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil {
-				texts = append(texts, []byte(rec.Text))
-			}
-		}
-		if err := sc.Err(); err != nil {
 			return nil, err
 		}
 		return chatbody.LongDocument256K(texts), nil

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -16,11 +18,26 @@ import (
 // scan, forward to a next handler that drains the body), on the load
 // test's bodies:
 // go test -bench ServeHTTP -benchmem ./caddymodule/firewall/
+//
+// With PROMPTWALL_CORPORA (the folder of the published corpora) it also
+// times the load test's 256k-doc body: real messages, which the rules'
+// candidates and matches make far dearer than the prose (and sanitize).
 func BenchmarkServeHTTP(b *testing.B) {
-	for _, size := range []struct {
+	sizes := []struct {
 		name string
 		body []byte
-	}{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}} {
+	}{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}}
+	if dir := os.Getenv("PROMPTWALL_CORPORA"); dir != "" {
+		texts, err := chatbody.ReadCorpus(filepath.Join(dir, "chat_bodies_benign.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sizes = append(sizes, struct {
+			name string
+			body []byte
+		}{"256KiB-doc", chatbody.LongDocument256K(texts)})
+	}
+	for _, size := range sizes {
 		b.Run(size.name, func(b *testing.B) {
 			fx := newFixture(b, &Firewall{})
 			body := size.body
