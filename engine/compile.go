@@ -57,6 +57,9 @@ type rule struct {
 	nonASCII  [][]byte
 	atStart   bool
 	hasPrefix bool
+	// bytePrefixes are the prefixes of one byte, which the prefix
+	// automaton leaves out (findCandidates finds them with memchr).
+	bytePrefixes []byte
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -151,6 +154,13 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		for i := range c.rules {
 			r := &c.rules[i]
 			for _, p := range r.prefixes {
+				if len(p) == 1 {
+					// Found with memchr, not by the automaton: a text
+					// of code has a newline or '<' every few dozen
+					// bytes, and the automaton's chains stopped at each.
+					r.bytePrefixes = append(r.bytePrefixes, p[0])
+					continue
+				}
 				id, ok := ids[string(p)]
 				if !ok {
 					id = len(prefixes)

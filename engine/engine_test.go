@@ -175,3 +175,31 @@ func TestNewChangedRules(t *testing.T) {
 		t.Fatal("New accepted a rule Parse did not parse")
 	}
 }
+
+// TestLeetOneBytePrefix: a rule whose matches begin with one letter, active
+// in the original view, matches in the leetspeak view where a digit folds
+// to that letter. Prefixes of one byte are found by memchr, not by the
+// prefix automaton, so the leetspeak view must look for them at its
+// leetspeak characters itself.
+func TestLeetOneBytePrefix(t *testing.T) {
+	doc := `{"rules_id":"custom/v1","version":"1","categories":{"c":"d"},"rules":[
+	 {"id":"A-1","category":"c","severity":"suspicious","pattern":"a[\\s\\S]{0,3}z","flags":"i"}]}`
+	e := engineOf(t, doc)
+	if string(e.c.rules[0].bytePrefixes) != string(e.c.alphabet.Byte['a']) {
+		t.Fatalf("A-1's one-byte prefixes: %q", e.c.rules[0].bytePrefixes)
+	}
+	for text, want := range map[string]string{
+		"ab 4xxz":         "A-1 3-7 " + ViewLeet,
+		"ab @yz and axz":  "A-1 3-6 " + ViewLeet + ",A-1 11-14 " + ViewOriginal,
+		"4b 4-z":          "A-1 3-6 " + ViewLeet,
+		"nothing here: z": "",
+	} {
+		var got []string
+		for _, m := range e.ScanString(text).Matches {
+			got = append(got, fmt.Sprintf("%s %d-%d %s", m.Rule, m.Start, m.End, strings.Join(m.Views, "+")))
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%q: got %q, want %q", text, strings.Join(got, ","), want)
+		}
+	}
+}

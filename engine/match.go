@@ -240,6 +240,18 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands, &m.later)
 		}
 		leetWindows(c.prefixAC, v.src, col, v.leet, window)
+		// A prefix of one byte the folding made is at a leetspeak
+		// character.
+		tab := c.viewTabs[v.kind]
+		for i := range c.rules {
+			if bp := c.rules[i].bytePrefixes; m.near[i] && len(bp) > 0 {
+				for _, at := range v.leet {
+					if bytes.IndexByte(bp, tab[v.src[at]]) >= 0 {
+						m.cands[i] = append(m.cands[i], at)
+					}
+				}
+			}
+		}
 	}
 	if prefixes > 0 && prefixes <= 4 {
 		// A few prefixes are found faster one by one (memchr) than by a
@@ -259,6 +271,17 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		}
 	} else if prefixes > 4 {
 		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands, &m.later)
+		for i := range c.rules {
+			if bp := c.rules[i].bytePrefixes; m.full[i] && len(bp) > 0 {
+				m.cands[i] = sortCandidates(m.cands[i])
+				for _, b := range bp {
+					n := len(m.cands[i])
+					m.cands[i] = c.appendOccurrences(m.cands[i], v, []byte{b})
+					m.merged = mergeSorted(m.merged[:0], m.cands[i][:n], m.cands[i][n:])
+					m.cands[i] = append(m.cands[i][:0], m.merged...)
+				}
+			}
+		}
 	}
 	for i := range c.rules {
 		switch {
