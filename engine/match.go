@@ -263,8 +263,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 					if m.cands[i] = c.appendOccurrences(m.cands[i], v, p); k > 0 {
 						// Each prefix's starts are in order; merged
 						// here, not sorted after.
-						m.merged = mergeSorted(m.merged[:0], m.cands[i][:n], m.cands[i][n:])
-						m.cands[i] = append(m.cands[i][:0], m.merged...)
+						m.mergeTail(i, n)
 					}
 				}
 			}
@@ -277,8 +276,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 				for _, b := range bp {
 					n := len(m.cands[i])
 					m.cands[i] = c.appendOccurrences(m.cands[i], v, []byte{b})
-					m.merged = mergeSorted(m.merged[:0], m.cands[i][:n], m.cands[i][n:])
-					m.cands[i] = append(m.cands[i][:0], m.merged...)
+					m.mergeTail(i, n)
 				}
 			}
 		}
@@ -289,10 +287,11 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			m.cands[i] = sortCandidates(m.cands[i])
 		case m.near[i] && len(m.cands[i]) > m.nkept[i]:
 			// The kept ones are in order already; those near leetspeak
-			// come after them, in order of their own, and are merged in.
-			kept, added := m.cands[i][:m.nkept[i]], sortCandidates(m.cands[i][m.nkept[i]:])
-			m.merged = mergeSorted(m.merged[:0], kept, added)
-			m.cands[i] = append(m.cands[i][:0], m.merged...)
+			// come after them, are put in order of their own, and merged in.
+			n := m.nkept[i]
+			added := sortCandidates(m.cands[i][n:])
+			m.cands[i] = m.cands[i][:n+len(added)]
+			m.mergeTail(i, n)
 		}
 	}
 }
@@ -319,6 +318,13 @@ func sortCandidates(c []int32) []int32 {
 		}
 	}
 	return slices.Compact(c)
+}
+
+// mergeTail merges rule i's candidates from n on into those before n,
+// both in order and without repeats.
+func (m *matcher) mergeTail(i, n int) {
+	m.merged = mergeSorted(m.merged[:0], m.cands[i][:n], m.cands[i][n:])
+	m.cands[i] = append(m.cands[i][:0], m.merged...)
 }
 
 // mergeSorted appends the union of a and b, each in increasing order
@@ -485,9 +491,9 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, c
 
 // windows computes, for a rule whose matches are bounded except for runs
 // of RunBytes, where each candidate's window ends: after maxOther+1 units
-// outside the runs (out: r.outside of the view's kind) (so the unit after a longest match is inside too). It
-// gives up, so that the caller makes one linear pass instead, when the
-// windows add up to more than budget.
+// outside the runs (so the unit after a longest match is inside too); out
+// is r.outside for the view's kind. It gives up, so that the caller makes
+// one linear pass instead, when the windows add up to more than budget.
 //
 // The candidates are in order, so each window ends where the last one did
 // or after: the bytes outside the runs are counted once as the end moves
