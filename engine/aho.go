@@ -170,8 +170,8 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 // every occurrence in text of a literal that r begins with (prefixRules
 // and lens describe the literals), plus offset, in the order of their
 // ends: one chain's order, though walk's four chains find them. A text of
-// code has thousands (every newline and '<'), and sorting them after took
-// a third of its scan. later is scratch for the hits of chains 1 to 3,
+// code has thousands, and sorting them after took a third of its scan.
+// later is scratch for the hits of chains 1 to 3,
 // which are appended once chain 0's are. The starts come once each, in
 // order but for prefixes of different lengths ending close together.
 func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32, later *[]hitAt) {
