@@ -153,11 +153,19 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		var prefixes []string
 		for i := range c.rules {
 			r := &c.rules[i]
+			// A rule's prefixes of one byte are found with memchr, not by
+			// the automaton: a text of code has a newline or '<' every few
+			// dozen bytes, and the automaton's chains stopped at each. A
+			// rule with many (a class of letters) keeps them in the
+			// automaton, one pass for all of them.
+			oneByte := 0
 			for _, p := range r.prefixes {
 				if len(p) == 1 {
-					// Found with memchr, not by the automaton: a text
-					// of code has a newline or '<' every few dozen
-					// bytes, and the automaton's chains stopped at each.
+					oneByte++
+				}
+			}
+			for _, p := range r.prefixes {
+				if len(p) == 1 && oneByte <= maxBytePrefixes {
 					r.bytePrefixes = append(r.bytePrefixes, p[0])
 					continue
 				}
@@ -310,6 +318,10 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 	r.fast = true
 	return required, nil
 }
+
+// maxBytePrefixes is how many prefixes of one byte a rule may have found
+// with memchr, each a pass over the view.
+const maxBytePrefixes = 3
 
 // minimalPrefixes drops each prefix that begins with another one ("<<"
 // after "<", "END OF THE " after "END OF "): wherever it occurs the other
