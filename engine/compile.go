@@ -59,7 +59,7 @@ type rule struct {
 	hasPrefix bool
 	// bytePrefixes are the prefixes of one byte, which the prefix
 	// automaton leaves out (findCandidates finds them with memchr).
-	bytePrefixes []byte
+	bytePrefixes [][]byte
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -166,7 +166,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			}
 			for _, p := range r.prefixes {
 				if len(p) == 1 && oneByte <= maxBytePrefixes {
-					r.bytePrefixes = append(r.bytePrefixes, p[0])
+					r.bytePrefixes = append(r.bytePrefixes, p)
 					continue
 				}
 				id, ok := ids[string(p)]

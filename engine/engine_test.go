@@ -185,8 +185,8 @@ func TestLeetOneBytePrefix(t *testing.T) {
 	doc := `{"rules_id":"custom/v1","version":"1","categories":{"c":"d"},"rules":[
 	 {"id":"A-1","category":"c","severity":"suspicious","pattern":"a[\\s\\S]{0,3}z","flags":"i"}]}`
 	e := engineOf(t, doc)
-	if string(e.c.rules[0].bytePrefixes) != string(e.c.alphabet.Byte['a']) {
-		t.Fatalf("A-1's one-byte prefixes: %q", e.c.rules[0].bytePrefixes)
+	if bp := e.c.rules[0].bytePrefixes; len(bp) != 1 || bp[0][0] != e.c.alphabet.Byte['a'] {
+		t.Fatalf("A-1's one-byte prefixes: %q", bp)
 	}
 	for text, want := range map[string]string{
 		"ab 4xxz":         "A-1 3-7 " + ViewLeet,

@@ -215,7 +215,7 @@ func (m *matcher) keepCandidates(c *compiled) {
 // costs a try and never a wrong match.
 func (c *compiled) findCandidates(v *view, m *matcher) {
 	leet := v.leet != nil
-	prefixes, near := 0, false
+	prefixes, walked, near := 0, 0, false
 	for i := range c.rules {
 		r := &c.rules[i]
 		m.full[i], m.near[i] = false, false
@@ -229,6 +229,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		}
 		m.full[i] = true
 		prefixes += len(r.prefixes)
+		walked += len(r.prefixes) - len(r.bytePrefixes)
 		m.cands[i] = m.cands[i][:0]
 		if r.atStart {
 			m.cands[i] = append(m.cands[i], 0)
@@ -244,47 +245,40 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		// character.
 		tab := c.viewTabs[v.kind]
 		for i := range c.rules {
-			if bp := c.rules[i].bytePrefixes; m.near[i] && len(bp) > 0 {
+			if !m.near[i] {
+				continue
+			}
+			for _, p := range c.rules[i].bytePrefixes {
 				for _, at := range v.leet {
-					if bytes.IndexByte(bp, tab[v.src[at]]) >= 0 {
+					if tab[v.src[at]] == p[0] {
 						m.cands[i] = append(m.cands[i], at)
 					}
 				}
 			}
 		}
 	}
-	if prefixes > 0 && prefixes <= 4 {
-		// A few prefixes are found faster one by one (memchr) than by a
-		// pass of the automaton.
-		for i := range c.rules {
-			if m.full[i] {
-				for k, p := range c.rules[i].prefixes {
-					n := len(m.cands[i])
-					if m.cands[i] = c.appendOccurrences(m.cands[i], v, p); k > 0 {
-						// Each prefix's starts are in order; merged
-						// here, not sorted after.
-						m.mergeTail(i, n)
-					}
-				}
-			}
-		}
-	} else if prefixes > 4 {
+	// Found one by one with memchr: every prefix when there are a few (a
+	// pass of the automaton costs more), else those of one byte, which the
+	// automaton leaves out. Each prefix's starts are in order, and are
+	// merged into the rest.
+	oneByOne := prefixes <= 4
+	if !oneByOne && walked > 0 {
 		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands, &m.later)
-		for i := range c.rules {
-			if bp := c.rules[i].bytePrefixes; m.full[i] && len(bp) > 0 {
-				m.cands[i] = sortCandidates(m.cands[i])
-				for _, b := range bp {
-					n := len(m.cands[i])
-					m.cands[i] = c.appendOccurrences(m.cands[i], v, []byte{b})
-					m.mergeTail(i, n)
-				}
-			}
-		}
 	}
 	for i := range c.rules {
+		r := &c.rules[i]
 		switch {
 		case m.full[i]:
 			m.cands[i] = sortCandidates(m.cands[i])
+			memchr := r.bytePrefixes
+			if oneByOne {
+				memchr = r.prefixes
+			}
+			for _, p := range memchr {
+				n := len(m.cands[i])
+				m.cands[i] = c.appendOccurrences(m.cands[i], v, p)
+				m.mergeTail(i, n)
+			}
 		case m.near[i] && len(m.cands[i]) > m.nkept[i]:
 			// The kept ones are in order already; those near leetspeak
 			// come after them, are put in order of their own, and merged in.
