@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -101,15 +102,21 @@ func Document(texts [][]byte, n int, asciiOnly bool) string {
 	return d
 }
 
-// LongDocument256K is LongContext256K with Document's text of texts as the
-// user message, written as JSON.stringify writes it (no HTML escapes).
-func LongDocument256K(texts [][]byte) []byte {
+// LongDocument256K is LongContext256K with Document's text of the published
+// corpus's benign chat bodies (chat_bodies_benign.jsonl in the folder
+// corpora) as the user message, written as JSON.stringify writes it (no
+// HTML escapes).
+func LongDocument256K(corpora string) ([]byte, error) {
+	texts, err := ReadCorpus(filepath.Join(corpora, "chat_bodies_benign.jsonl"))
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(map[string]any{"model": "gpt-4o", "messages": []message{
 		{"system", Prose(200, 0)}, {"user", Document(texts, 256<<10-400, false)}}, "temperature": 0.2})
-	return []byte(strings.TrimSuffix(b.String(), "\n"))
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 // ReadCorpus returns the "text" of every line of a JSONL corpus (the

@@ -30,7 +30,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -100,11 +99,7 @@ func body(size string) ([]byte, error) {
 		if dir == "" {
 			return nil, errors.New("256k-doc needs PROMPTWALL_CORPORA, the folder of the published corpora")
 		}
-		texts, err := chatbody.ReadCorpus(filepath.Join(dir, "chat_bodies_benign.jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		return chatbody.LongDocument256K(texts), nil
+		return chatbody.LongDocument256K(dir)
 	}
 	return nil, fmt.Errorf("unknown size %q (4k, 256k or 256k-doc)", size)
 }

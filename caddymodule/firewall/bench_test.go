@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -28,14 +27,14 @@ func BenchmarkServeHTTP(b *testing.B) {
 		body []byte
 	}{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}}
 	if dir := os.Getenv("PROMPTWALL_CORPORA"); dir != "" {
-		texts, err := chatbody.ReadCorpus(filepath.Join(dir, "chat_bodies_benign.jsonl"))
+		doc, err := chatbody.LongDocument256K(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		sizes = append(sizes, struct {
 			name string
 			body []byte
-		}{"256KiB-doc", chatbody.LongDocument256K(texts)})
+		}{"256KiB-doc", doc})
 	}
 	for _, size := range sizes {
 		b.Run(size.name, func(b *testing.B) {
