@@ -144,12 +144,20 @@ func isHex4(b []byte) bool {
 // as encoding/json does: escapes are resolved, a valid surrogate pair becomes its character, a
 // lone surrogate escape becomes U+FFFD, and each byte of invalid UTF-8 becomes U+FFFD.
 func Unquote(dst, s []byte) []byte {
-	var canonical bool // unescape's report, not wanted here
 	// Most literals are valid UTF-8 as a whole: one check of all of it (the
 	// vector ASCII start first) instead of one a run. Code has an escape
 	// every line, and a utf8.Valid call on each short run between them was a
 	// fifth of parsing a body of it.
-	valid := ValidUTF8(s)
+	return unquote(dst, s, ValidUTF8(s))
+}
+
+// UnquoteValid is Unquote for a literal the caller knows to be valid UTF-8
+// (a parser that learned it is ASCII on its way): no check of its own.
+func UnquoteValid(dst, s []byte) []byte { return unquote(dst, s, true) }
+
+// unquote is Unquote; with valid, s is known to be valid UTF-8.
+func unquote(dst, s []byte, valid bool) []byte {
+	var canonical bool // unescape's report, not wanted here
 	for i := 0; i < len(s); {
 		// Copy the run up to the next escape in one go when it is valid UTF-8 (prose is long
 		// runs between a few \n and \" escapes).

@@ -82,6 +82,11 @@ func FuzzDecodeAt(f *testing.F) {
 			if string(v) != string(wantV) || copied != wantCopied {
 				t.Fatalf("%q: value %q copied %v, Unquote %q, copy %v", lit, v, copied, wantV, wantCopied)
 			}
+			if utf8.Valid(s) {
+				if u := UnquoteValid(nil, s); string(u) != string(wantV) {
+					t.Fatalf("%q: UnquoteValid %q, Unquote %q", lit, u, wantV)
+				}
+			}
 			if same := string(Append(nil, string(wantV), html)) == string(lit); canonical != same {
 				t.Fatalf("%q (html %v): canonical %v; Append writes it back: %v", lit, html, canonical, same)
 			}

@@ -205,7 +205,11 @@ func (w *walker) emit(i int, role string) {
 		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
 	} else {
 		sp.val0 = len(w.values)
-		w.values = jsonstr.Unquote(grow(w.values, len(lit)), lit)
+		if n.ascii() {
+			w.values = jsonstr.UnquoteValid(grow(w.values, len(lit)), lit)
+		} else {
+			w.values = jsonstr.Unquote(grow(w.values, len(lit)), lit)
+		}
 		sp.val1 = len(w.values)
 	}
 	w.spans = append(w.spans, sp)
