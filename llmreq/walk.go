@@ -72,8 +72,9 @@ func (w *walker) keyIs(k int, name string) bool {
 		}
 		// An ASCII key can only fold to a name of its own length; only non-ASCII letters
 		// (the Kelvin sign, the long s) fold across lengths. Most keys differ in length from
-		// the name they are compared with, so this rejects them without folding.
-		if len(key) != len(name) && jsonstr.ASCII(key) {
+		// the name they are compared with, so this rejects them without folding; the tape
+		// knows whether the key is ASCII.
+		if len(key) != len(name) && n.ascii() {
 			return false
 		}
 		return bytes.EqualFold(key, []byte(name))
@@ -338,10 +339,10 @@ func (w *walker) atIndex(n, e int, role string, f func(int, string)) {
 	w.pop(mark)
 }
 
-// words are the discriminator values the walkers compare; interning them saves an allocation
-// per message and per part.
-var words = func() map[string]string {
-	m := map[string]string{}
+// words are the discriminator values the walkers compare, by length; interning them saves an
+// allocation per message and per part. A list of a few words of one length is searched faster
+// than a map hashes.
+var words = func() (byLen [24][]string) {
 	for _, s := range []string{
 		RoleUser, RoleSystem, RoleDeveloper, RoleAssistant, RoleTool, RoleFunction, "model",
 		"text", "input_text", "output_text", "summary_text", "reasoning_text", "refusal", "image_url",
@@ -350,14 +351,18 @@ var words = func() map[string]string {
 		"reasoning", "item_reference", "mcp_call", "image", "document", "tool_use", "tool_result",
 		"thinking", "redacted_thinking", "search_result", "server_tool_use", "base64", "url", "content",
 	} {
-		m[s] = s
+		byLen[len(s)] = append(byLen[len(s)], s)
 	}
-	return m
+	return byLen
 }()
 
 func intern(b []byte) string {
-	if s, ok := words[string(b)]; ok {
-		return s
+	if len(b) < len(words) {
+		for _, s := range words[len(b)] {
+			if string(b) == s {
+				return s
+			}
+		}
 	}
 	return string(b)
 }
