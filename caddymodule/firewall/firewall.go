@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,7 +135,7 @@ type Firewall struct {
 	engine   *engine.Engine
 	handle   *enginepool.Handle
 	rulesID  string
-	roles    map[string]bool
+	roles    []string // scanned besides RoleUnknown; nil with allRoles
 	allRoles bool
 	logger   *zap.Logger
 	metrics  *metrics
@@ -176,13 +177,13 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	if len(roles) == 0 {
 		roles = defaultRoles
 	}
-	f.roles = make(map[string]bool, len(allRoleNames))
+	f.roles = nil
 	for _, r := range roles {
 		if r == "all" {
 			f.allRoles = true
 			continue
 		}
-		f.roles[r] = true
+		f.roles = append(f.roles, r)
 	}
 
 	// The compiled rulebook is shared by every handler and config that
@@ -233,9 +234,10 @@ func (f *Firewall) Cleanup() error {
 	return nil
 }
 
-// scans reports whether texts of role are scanned.
+// scans reports whether texts of role are scanned. The list is a few
+// words long: a loop over it is cheaper than a map's hashing, per text.
 func (f *Firewall) scans(role string) bool {
-	return role == llmreq.RoleUnknown || f.allRoles || f.roles[role]
+	return role == llmreq.RoleUnknown || f.allRoles || slices.Contains(f.roles, role)
 }
 
 // ServeHTTP scans the request body, then blocks it, rewrites it or passes
@@ -372,10 +374,12 @@ func (f *Firewall) pass(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 // label sets the upstream headers and the placeholders of a scanned request.
 func (f *Firewall) label(r *http.Request, out *outcome, action string) {
 	rules := strings.Join(out.rules, ",")
-	r.Header.Set(HeaderVerdict, string(out.verdict))
-	r.Header.Set(HeaderRulebook, f.rulesID)
+	// The names are in canonical form already: assigned, not Set, they
+	// skip canonicalizing on every request.
+	r.Header[HeaderVerdict] = []string{string(out.verdict)}
+	r.Header[HeaderRulebook] = []string{f.rulesID}
 	if rules != "" {
-		r.Header.Set(HeaderRules, rules)
+		r.Header[HeaderRules] = []string{rules}
 	}
 	caddyhttp.SetVar(r.Context(), VarVerdict, string(out.verdict))
 	caddyhttp.SetVar(r.Context(), VarRules, rules)
@@ -402,10 +406,13 @@ func setBody(r *http.Request, b []byte) {
 // setBodyReader replaces the request body with body, of n bytes.
 func setBodyReader(r *http.Request, body io.ReadCloser, n int) {
 	r.Body = body
-	r.ContentLength = int64(n)
 	r.TransferEncoding = nil
-	r.Header.Set("Content-Length", strconv.Itoa(n))
 	r.GetBody = nil
+	if r.ContentLength == int64(n) && r.Header.Get("Content-Length") != "" {
+		return // the client's header is right already
+	}
+	r.ContentLength = int64(n)
+	r.Header.Set("Content-Length", strconv.Itoa(n))
 }
 
 type readCloser struct{ *bytes.Reader }

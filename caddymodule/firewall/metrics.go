@@ -20,6 +20,7 @@ type metrics struct {
 	matches      *prometheus.CounterVec
 	scanDuration prometheus.Histogram
 	scannedBytes prometheus.Counter
+	safePass     prometheus.Counter // requests{safe, pass}: most requests, without a label lookup
 }
 
 var (
@@ -29,7 +30,7 @@ var (
 
 func newMetrics() *metrics {
 	const ns, sub = "promptwall", "firewall"
-	return &metrics{
+	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns,
 			Subsystem: sub,
@@ -58,6 +59,8 @@ func newMetrics() *metrics {
 			Help:      "Bytes of request text scanned.",
 		}),
 	}
+	m.safePass = m.requests.WithLabelValues(string(engine.Safe), actionPass)
+	return m
 }
 
 // registerMetrics registers the process-wide collectors into a config's
@@ -81,6 +84,10 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 }
 
 func (m *metrics) request(verdict engine.Verdict, action string) {
+	if verdict == engine.Safe && action == actionPass {
+		m.safePass.Inc()
+		return
+	}
 	m.requests.WithLabelValues(string(verdict), action).Inc()
 }
 
