@@ -21,6 +21,10 @@
 # (sdk: the headers the openai npm client sends; minimal: Content-Type
 # only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.
+# REPEAT=1 sends the same body every time; by default each request's last
+# user message gets a new stamp, so that it is a new turn of the chat: its
+# history is what the firewall saw before, its question is new, and the
+# 256 KiB message is new every time (fwload -repeat).
 # COMPARE=path to another build (an older commit's) adds a second caddy with
 # the firewall site alone, loaded in the same alternating rounds as
 # "compare": two builds measured this way see the same moments of the
@@ -106,5 +110,7 @@ for port in "${ports[@]}"; do
 done
 
 echo "caddy: $("$caddy" version | head -c 60); go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN)"
-"$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" -headers "$headers" \
+repeat=()
+[ -z "${REPEAT:-}" ] || repeat=(-repeat)
+"$tmp/fwload" load -cpu-pid "$caddy_pid" -c "$conns" -d "$duration" -rounds "$rounds" -size "$sizes" -headers "$headers" ${repeat[@]+"${repeat[@]}"} \
 	"${targets[@]}"

@@ -6,6 +6,7 @@ package chatbody
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -142,4 +143,48 @@ func ReadCorpus(path string) ([][]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// stampLen is the length of a stamp: eight lowercase letters, 26^8 values.
+const stampLen = 8
+
+// StampAt returns where Stamp writes in body: the first stampLen ASCII
+// letters in a row in the content of its last user message, or -1.
+func StampAt(body []byte) int {
+	const key = `"role":"user","content":"`
+	i := bytes.LastIndex(body, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	run := 0
+	for j := i + len(key); j < len(body) && body[j] != '"'; j++ {
+		switch c := body[j]; {
+		case c == '\\':
+			// An escape's letters are not the text's: skip it.
+			if run = 0; j+1 < len(body) && body[j+1] == 'u' {
+				j += 5
+			} else {
+				j++
+			}
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			if run++; run == stampLen {
+				return j + 1 - stampLen
+			}
+		default:
+			run = 0
+		}
+	}
+	return -1
+}
+
+// Stamp writes n as stampLen lowercase letters at off (from StampAt), so
+// that every request of a load carries a text no earlier request had, as
+// the next turn of a conversation does: no scan result of an earlier
+// request (prompt_firewall's safe-text cache) applies to it. Letters, not
+// digits: digits would add a leetspeak view to the scan.
+func Stamp(body []byte, off int, n uint64) {
+	for i := stampLen - 1; i >= 0; i-- {
+		body[off+i] = 'a' + byte(n%26)
+		n /= 26
+	}
 }

@@ -4,7 +4,7 @@
 //	fwload upstream -addr 127.0.0.1:9100
 //	    a fast fake LLM upstream: reads the whole body, answers a small
 //	    chat.completion JSON.
-//	fwload load -target plain=URL -target firewall=URL [-size 4k,256k] [-headers sdk] [-c 16] [-d 5s] [-rounds 3]
+//	fwload load -target plain=URL -target firewall=URL [-size 4k,256k] [-headers sdk] [-c 16] [-d 5s] [-rounds 3] [-repeat]
 //	    closed-loop load: c connections each send POST requests back to back
 //	    for d; targets are measured in alternating rounds so that both see
 //	    the same machine; prints throughput and latency percentiles per
@@ -14,7 +14,10 @@
 // The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
 // chat, "256k" its 256 KiB long-context message, "256k-doc" the same with
 // a document of real messages (the published corpus's benign chat bodies,
-// from the folder PROMPTWALL_CORPORA names) in place of its prose. The request headers are
+// from the folder PROMPTWALL_CORPORA names) in place of its prose. Each
+// request's last user message carries a new stamp of eight letters (-repeat:
+// none), so that each request is a new turn: its history is what earlier
+// requests sent, its question is not. The request headers are
 // by default the ones the official openai npm client sends (-headers sdk),
 // or only a Content-Type (-headers minimal). Loopback only; every run stops
 // by itself.
@@ -179,6 +182,7 @@ func load(args []string) {
 	pids := pidsOf{}
 	fs.Var(pids, "target-pid", "name=pid: the process whose CPU time the target's rounds report, instead of -cpu-pid's (repeat)")
 	headerSet := fs.String("headers", "sdk", "request headers: sdk (the openai npm client's) or minimal (Content-Type only)")
+	repeat := fs.Bool("repeat", false, "send the same body every time; by default each request's last user message gets a new 8-letter stamp, as the next turn of a chat does")
 	fs.Parse(args)
 	hdr, ok := headerSets[*headerSet]
 	if !ok {
@@ -195,13 +199,24 @@ func load(args []string) {
 			os.Exit(2)
 		}
 	}
-	fmt.Printf("connections %d, round %s, rounds %d, headers %s\n", *conns, *dur, *rounds, *headerSet)
+	bodies := "each request stamped"
+	if *repeat {
+		bodies = "repeated"
+	}
+	fmt.Printf("connections %d, round %s, rounds %d, headers %s, bodies %s\n", *conns, *dur, *rounds, *headerSet, bodies)
 	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s %12s\n", "size", "target", "req/s", "p50", "p99", "max", "errors", "server-cpu/req")
 	for _, size := range strings.Split(*sizes, ",") {
 		b, err := body(size)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
+		}
+		stampAt = -1
+		if !*repeat {
+			if stampAt = chatbody.StampAt(b); stampAt < 0 {
+				fmt.Fprintf(os.Stderr, "the %s body has no place for a stamp\n", size)
+				os.Exit(2)
+			}
 		}
 		results := make([][]stats, len(ts))
 		for _, t := range ts {
@@ -289,6 +304,14 @@ func round(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) + "ms"
 }
 
+// stampAt is where each request's body gets its stamp (chatbody.Stamp), or
+// -1 to send the body as it is; stamps counts the stamps used, so that no
+// two requests of a run, to whichever target, carry the same text.
+var (
+	stampAt int
+	stamps  atomic.Uint64
+)
+
 // run loads url with body from conns connections for d.
 // headerSets are the request headers a load can send. "sdk" is what
 // openai@6.49.0 (Node 20) sends with a chat completion, captured from the
@@ -332,8 +355,15 @@ func run(url string, body []byte, hdr http.Header, conns int, d time.Duration) s
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
+			body := body
+			if stampAt >= 0 {
+				body = bytes.Clone(body) // this connection's, stamped in place
+			}
 			for ctx.Err() == nil {
 				t0 := time.Now()
+				if stampAt >= 0 {
+					chatbody.Stamp(body, stampAt, stamps.Add(1))
+				}
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 				req.Header = hdr.Clone()
 				resp, err := client.Do(req)
