@@ -15,47 +15,63 @@ import (
 
 // BenchmarkServeHTTP measures the firewall alone per request (read, parse,
 // scan, forward to a next handler that drains the body), on the load
-// test's bodies:
+// test's bodies, each request with a new stamp in its last user message as
+// the load test sends them (a new turn: the history is what earlier
+// requests sent):
 // go test -bench ServeHTTP -benchmem ./caddymodule/firewall/
+//
+// "nocache" runs turn the safe-text cache off; "repeat" ones send the same
+// body every time, all of which the cache then holds.
 //
 // With PROMPTWALL_CORPORA (the folder of the published corpora) it also
 // times the load test's 256k-doc body: real messages, which the rules'
 // candidates and matches make far dearer than the prose (and sanitize).
 func BenchmarkServeHTTP(b *testing.B) {
-	sizes := []struct {
+	type size struct {
 		name string
 		body []byte
-	}{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}}
+	}
+	sizes := []size{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}}
 	if dir := os.Getenv("PROMPTWALL_CORPORA"); dir != "" {
 		doc, err := chatbody.LongDocument256K(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		sizes = append(sizes, struct {
-			name string
-			body []byte
-		}{"256KiB-doc", doc})
+		sizes = append(sizes, size{"256KiB-doc", doc})
 	}
 	for _, size := range sizes {
-		b.Run(size.name, func(b *testing.B) {
-			fx := newFixture(b, &Firewall{})
-			body := size.body
-			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-				// As an HTTP transport does: read the body, then close it.
-				_, err := io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				return err
-			})
-			b.SetBytes(int64(len(body)))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-				req = withVars(req)
-				rec := httptest.NewRecorder()
-				if err := fx.fw.ServeHTTP(rec, req, next); err != nil || rec.Code != 200 {
-					b.Fatalf("%v %d %s", err, rec.Code, rec.Body)
+		for _, mode := range []string{"", "-nocache", "-repeat"} {
+			b.Run(size.name+mode, func(b *testing.B) {
+				fw := &Firewall{}
+				if mode == "-nocache" {
+					fw.SafeCache = -1
 				}
-			}
-		})
+				fx := newFixture(b, fw)
+				body := bytes.Clone(size.body)
+				at := chatbody.StampAt(body)
+				if at < 0 {
+					b.Fatal("no place for a stamp")
+				}
+				next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+					// As an HTTP transport does: read the body, then close it.
+					_, err := io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+					return err
+				})
+				b.SetBytes(int64(len(body)))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode != "-repeat" {
+						chatbody.Stamp(body, at, uint64(i))
+					}
+					req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+					req = withVars(req)
+					rec := httptest.NewRecorder()
+					if err := fx.fw.ServeHTTP(rec, req, next); err != nil || rec.Code != 200 {
+						b.Fatalf("%v %d %s", err, rec.Code, rec.Body)
+					}
+				}
+			})
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package firewall
 
 import (
+	"strconv"
+
 	"github.com/dustin/go-humanize"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -31,13 +33,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    on_suspicious block|sanitize|log
 //	    roles         <role...>|all
 //	    max_body      <size>
+//	    safe_cache    <entries>|off
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
 // the embedded prompt-injection-rules/v1; on_malicious to block;
 // on_suspicious to sanitize; roles to user tool function (roles are user,
 // tool, function, system, developer, assistant; all is every one);
-// max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes).
+// max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
+// safe_cache to 65536 entries (off: scan every text of every request).
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -92,6 +96,20 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_body: %s is out of range", s)
 			}
 			f.MaxBody = int64(size)
+		case "safe_cache":
+			var s string
+			if !d.AllArgs(&s) {
+				return d.ArgErr()
+			}
+			if s == "off" {
+				f.SafeCache = -1
+				continue
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > maxSafeCache {
+				return d.Errf("safe_cache: want a number of entries from 1 to %d, or off; got '%s'", maxSafeCache, s)
+			}
+			f.SafeCache = n
 		default:
 			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
 		}

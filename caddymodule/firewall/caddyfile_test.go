@@ -27,6 +27,10 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"no roles", "prompt_firewall {\n roles\n}", "wrong argument count"},
 		{"bad size", "prompt_firewall {\n max_body lots\n}", "parsing max_body"},
 		{"zero size", "prompt_firewall {\n max_body 0\n}", "out of range"},
+		{"cache not a number", "prompt_firewall {\n safe_cache lots\n}", "safe_cache: want a number"},
+		{"cache zero", "prompt_firewall {\n safe_cache 0\n}", "safe_cache: want a number"},
+		{"cache too large", "prompt_firewall {\n safe_cache 1000000000\n}", "safe_cache: want a number"},
+		{"cache two args", "prompt_firewall {\n safe_cache 10 20\n}", "wrong argument count"},
 		{"rulebook two args", "prompt_firewall {\n rulebook a b\n}", "wrong argument count"},
 		{"unknown option", "prompt_firewall {\n mode strict\n}", "unrecognized prompt_firewall subdirective 'mode'"},
 		{"inline argument", "prompt_firewall strict", "wrong argument count"},
@@ -52,6 +56,8 @@ func TestValidate(t *testing.T) {
 		{"bad on_suspicious", Firewall{OnMalicious: "log", OnSuspicious: "Block"}, "on_suspicious"},
 		{"negative max_body", Firewall{OnMalicious: "log", OnSuspicious: "log", MaxBody: -1}, "max_body"},
 		{"unknown role", Firewall{OnMalicious: "log", OnSuspicious: "log", Roles: []string{"model"}}, "unknown role"},
+		{"safe_cache below -1", Firewall{OnMalicious: "log", OnSuspicious: "log", SafeCache: -2}, "safe_cache"},
+		{"safe_cache too large", Firewall{OnMalicious: "log", OnSuspicious: "log", SafeCache: maxSafeCache + 1}, "safe_cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.f.Validate()

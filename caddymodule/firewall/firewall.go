@@ -132,6 +132,14 @@ type Firewall struct {
 	// larger body is refused with 413. Default: 16777216 (16 MiB).
 	MaxBody int64 `json:"max_body,omitempty"`
 
+	// SafeCache is how many texts the safe-text cache holds (rounded up to
+	// a power of two; 16 bytes each), or -1 for no cache. A text in which a
+	// scan found no match is remembered by a keyed hash, per client (its
+	// credentials and address), and not scanned again when that client sends
+	// it again: a conversation's history, resent with every turn. Texts with
+	// any match are scanned every time; no text is stored. Default: 65536.
+	SafeCache int `json:"safe_cache,omitempty"`
+
 	engine   *engine.Engine
 	handle   *enginepool.Handle
 	rulesID  string
@@ -139,6 +147,7 @@ type Firewall struct {
 	allRoles bool
 	logger   *zap.Logger
 	metrics  *metrics
+	cache    *safeCache // nil when off
 }
 
 // CaddyModule returns the Caddy module information.
@@ -172,6 +181,15 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	}
 	if f.MaxBody == 0 {
 		f.MaxBody = DefaultMaxBody
+	}
+	if f.SafeCache == 0 {
+		f.SafeCache = DefaultSafeCache
+	}
+	// Per handler and config: a reload may change the rulebook, and with
+	// it what is safe.
+	f.cache = nil
+	if f.SafeCache > 0 {
+		f.cache = newSafeCache(f.SafeCache)
 	}
 	roles := f.Roles
 	if len(roles) == 0 {
@@ -210,6 +228,9 @@ func (f *Firewall) Validate() error {
 	}
 	if f.MaxBody < 0 {
 		return fmt.Errorf("max_body must not be negative, got %d", f.MaxBody)
+	}
+	if f.SafeCache < -1 || f.SafeCache > maxSafeCache {
+		return fmt.Errorf("safe_cache must be -1 (off) or up to %d entries, got %d", maxSafeCache, f.SafeCache)
 	}
 	for _, r := range f.Roles {
 		if r != "all" && !isRole(r) {
@@ -297,7 +318,11 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return f.refuse(w, r, fam, errInvalidJSON)
 	}
-	out := f.scan(req)
+	var client uint64
+	if f.cache != nil {
+		client = f.cache.clientKey(r)
+	}
+	out := f.scan(req, client)
 	f.metrics.observeScan(time.Since(start), out)
 
 	action := f.actionFor(out.verdict)

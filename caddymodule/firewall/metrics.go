@@ -20,6 +20,7 @@ type metrics struct {
 	matches      *prometheus.CounterVec
 	scanDuration prometheus.Histogram
 	scannedBytes prometheus.Counter
+	cachedTexts  prometheus.Counter
 	safePass     prometheus.Counter // requests{safe, pass}: most requests, without a label lookup
 }
 
@@ -58,6 +59,12 @@ func newMetrics() *metrics {
 			Name:      "scanned_bytes_total",
 			Help:      "Bytes of request text scanned.",
 		}),
+		cachedTexts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns,
+			Subsystem: sub,
+			Name:      "cached_texts_total",
+			Help:      "Texts not scanned again because the same client sent them before and a scan found no match in them (the safe-text cache).",
+		}),
 	}
 	m.safePass = m.requests.WithLabelValues(string(engine.Safe), actionPass)
 	return m
@@ -72,7 +79,7 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.matches, m.scanDuration, m.scannedBytes} {
+	for _, c := range []prometheus.Collector{m.requests, m.matches, m.scanDuration, m.scannedBytes, m.cachedTexts} {
 		if err := reg.Register(c); err != nil {
 			if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok && are.ExistingCollector == c {
 				continue
@@ -94,6 +101,9 @@ func (m *metrics) request(verdict engine.Verdict, action string) {
 func (m *metrics) observeScan(d time.Duration, o *outcome) {
 	m.scanDuration.Observe(d.Seconds())
 	m.scannedBytes.Add(float64(o.bytes))
+	if o.cached > 0 {
+		m.cachedTexts.Add(float64(o.cached))
+	}
 	for _, fl := range o.flagged {
 		for _, mt := range fl.res.Matches {
 			m.matches.WithLabelValues(mt.Rule).Inc()

@@ -25,22 +25,35 @@ type outcome struct {
 	flagged    []flagged      // in text order
 	rules      []string       // distinct rule ids, in order of first match
 	categories []string       // distinct categories, in order of first match
-	texts      int            // texts scanned
-	bytes      int            // bytes of text scanned
+	texts      int            // texts of scanned roles
+	cached     int            // of them, found in the safe-text cache
+	bytes      int            // bytes of text the engine scanned
 }
 
-// scan runs the engine over every text whose role is scanned.
-func (f *Firewall) scan(req *llmreq.Request) *outcome {
+// scan runs the engine over every text whose role is scanned, but those
+// the safe-text cache holds for client.
+func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 	o := &outcome{verdict: engine.Safe}
 	for i := range req.Texts {
 		t := &req.Texts[i]
 		if !f.scans(t.Role) {
 			continue
 		}
-		res := f.engine.ScanString(t.Value)
 		o.texts++
+		var p probe
+		if f.cache != nil && t.Value != "" {
+			var hit bool
+			if p, hit = f.cache.lookup(client, t.Value); hit {
+				o.cached++
+				continue
+			}
+		}
+		res := f.engine.ScanString(t.Value)
 		o.bytes += len(t.Value)
 		if len(res.Matches) == 0 {
+			if f.cache != nil && t.Value != "" {
+				f.cache.remember(&p, client, t.Value)
+			}
 			continue
 		}
 		if res.Verdict.Rank() > o.verdict.Rank() {
