@@ -406,9 +406,13 @@ func (f *Firewall) label(r *http.Request, out *outcome, action string) {
 	if rules != "" {
 		r.Header[HeaderRules] = []string{rules}
 	}
-	caddyhttp.SetVar(r.Context(), VarVerdict, string(out.verdict))
-	caddyhttp.SetVar(r.Context(), VarRules, rules)
-	caddyhttp.SetVar(r.Context(), VarAction, action)
+	// One lookup of the vars map for the three (SetVar looks it up each
+	// time), and the safe path's values boxed once.
+	if vars, ok := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		vars[VarVerdict] = boxed(string(out.verdict))
+		vars[VarRules] = boxed(rules)
+		vars[VarAction] = boxed(action)
+	}
 }
 
 // refuse answers a request that cannot be scanned: fail closed.
@@ -420,6 +424,22 @@ func (f *Firewall) refuse(w http.ResponseWriter, r *http.Request, fam string, fe
 	}
 	writeFailure(w, fam, fe)
 	return nil
+}
+
+// The values of the vars on the safe path, as interfaces once: a string
+// becomes an interface by an allocation (but the empty string).
+var boxedSafe, boxedPass any = string(engine.Safe), actionPass
+
+// boxed returns s as an interface, without an allocation for the safe
+// path's values.
+func boxed(s string) any {
+	switch s {
+	case string(engine.Safe):
+		return boxedSafe
+	case actionPass:
+		return boxedPass
+	}
+	return s
 }
 
 // setBody replaces the request body with b, which the upstream is sent
