@@ -105,11 +105,13 @@ func PlainASCII(b []byte, i int) (end int, ascii bool) {
 // small enough to be inlined into the AVX2 dispatch, so that a short string
 // costs one call, not two; its byte loop reads a table because three
 // comparisons would take it over the inliner's budget.
+// ones and highs are the SWAR constants: every byte 0x01, every byte 0x80.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
 func plainSWAR(b []byte, i int) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
 	for ; i+8 <= len(b); i += 8 {
 		v := binary.LittleEndian.Uint64(b[i:])
 		if m := ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones)) &^ v & highs; m != 0 {

@@ -1,6 +1,11 @@
 package jsonstr
 
-import "golang.org/x/sys/cpu"
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAVX2 says whether plain may call plainAVX2.
 var useAVX2 = cpu.X86.HasAVX2
@@ -45,6 +50,16 @@ func asciiPrefix(b []byte) int {
 // blocks from i, then the SWAR loop and the ASCII words over the rest; with
 // AVX2 plain, then asciiPrefix over what it passed.
 func plainASCII(b []byte, i int) (int, bool) {
+	// A key or a short value ends within its first word: found there, with
+	// no call to a kernel (plainSWAR's test; the bytes before the stop are
+	// ASCII when none has its high bit).
+	if i+8 <= len(b) {
+		v := binary.LittleEndian.Uint64(b[i:])
+		if m := ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones)) &^ v & highs; m != 0 {
+			n := bits.TrailingZeros64(m) / 8
+			return i + n, v&highs&(1<<(8*n)-1) == 0
+		}
+	}
 	if !useAVX512 || len(b)-i < 64 {
 		j := plain(b, i)
 		if j-i < 64 { // a key, a short value: no call to assembly
