@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -458,6 +459,48 @@ func TestFirewallE2E(t *testing.T) {
 		if got.Header.Get("Prompt-Firewall-Rules") != "IO-4" {
 			t.Errorf("rules %q", got.Header.Get("Prompt-Firewall-Rules"))
 		}
+	})
+
+	// A conversation's history comes again with every turn: its safe texts
+	// come from the safe-text cache, and the request still arrives byte for
+	// byte and labelled; an attack added to that history is still blocked.
+	t.Run("ConversationHistoryFromCache", func(t *testing.T) {
+		cached := func() float64 {
+			const name = "promptwall_firewall_cached_texts_total "
+			for _, l := range strings.Split(fetchText(t, s.metrics), "\n") {
+				if v, ok := strings.CutPrefix(l, name); ok {
+					f, err := strconv.ParseFloat(v, 64)
+					if err != nil {
+						t.Fatalf("metric line %q", l)
+					}
+					return f
+				}
+			}
+			t.Fatal("no promptwall_firewall_cached_texts_total in the metrics")
+			return 0
+		}
+		nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
+		turn1 := []map[string]any{m("system", "You are terse."), m("user", "Name a river in France, "+nonce+".")}
+		turn2 := append(slices.Clone(turn1), m("assistant", "The Loire."), m("user", "And one in Spain?"))
+		for i, msgs := range [][]map[string]any{turn1, turn2} {
+			s.up.reset()
+			before := cached()
+			r := s.sdk(t, "openai", "chat", s.main, chatParams(msgs...), "")
+			if r.Error != nil {
+				t.Fatalf("turn %d failed: %+v", i+1, r.Error)
+			}
+			got := s.oneUpstream(t)
+			if string(got.Body) != r.Sent[0] || got.Header.Get("Prompt-Firewall-Verdict") != "safe" {
+				t.Fatalf("turn %d: upstream got\n%s\nclient sent\n%s\nverdict %q", i+1, got.Body, r.Sent[0], got.Header.Get("Prompt-Firewall-Verdict"))
+			}
+			if want := float64(i); cached()-before != want {
+				t.Errorf("turn %d: %v texts from the cache, want %v", i+1, cached()-before, want)
+			}
+		}
+		s.up.reset()
+		turn3 := append(slices.Clone(turn2), m("assistant", "The Ebro."), m("user", e2eMalicious))
+		wantSDKError(t, s.sdk(t, "openai", "chat", s.main, chatParams(turn3...), ""), 400)
+		s.noUpstream(t)
 	})
 
 	t.Run("CanaryNeverLoggedNorInMetrics", func(t *testing.T) {
