@@ -25,8 +25,7 @@ type outcome struct {
 	flagged    []flagged      // in text order
 	rules      []string       // distinct rule ids, in order of first match
 	categories []string       // distinct categories, in order of first match
-	texts      int            // texts of scanned roles
-	cached     int            // of them, found in the safe-text cache
+	cached     int            // texts found in the safe-text cache
 	bytes      int            // bytes of text the engine scanned
 }
 
@@ -39,7 +38,6 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		if !f.scans(t.Role) {
 			continue
 		}
-		o.texts++
 		var p probe
 		if f.cache != nil && t.Value != "" {
 			var hit bool
