@@ -1,9 +1,12 @@
 package firewall
 
 import (
+	"bytes"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -171,6 +174,38 @@ func TestClientKey(t *testing.T) {
 	} {
 		if key(mod) == base {
 			t.Errorf("a different %s gives the same key", name)
+		}
+	}
+}
+
+// TestSafeCacheHoldsNoText: after a text is cached (short and long), no
+// eight bytes of it are anywhere in the cache's entries, and the cache has
+// no field that could hold text.
+func TestSafeCacheHoldsNoText(t *testing.T) {
+	c := newSafeCache(64)
+	canary := "canary-7f3k2-q9z: what is the capital of France?"
+	long := strings.Repeat(canary+" ", 200)
+	for _, text := range []string{canary, long} {
+		for range 3 {
+			p, _ := c.lookup(1, text)
+			c.remember(&p, 1, text)
+		}
+		if _, hit := c.lookup(1, text); !hit {
+			t.Fatalf("%d-byte text not cached", len(text))
+		}
+	}
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.slots))), len(c.slots)*int(unsafe.Sizeof(c.slots[0])))
+	for i := 0; i+8 <= len(canary); i++ {
+		if bytes.Contains(mem, []byte(canary[i:i+8])) {
+			t.Fatalf("the cache holds %q", canary[i:i+8])
+		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[safeCache](), reflect.TypeFor[cacheSlot]()} {
+		for i := range typ.NumField() {
+			switch k := typ.Field(i).Type.Kind(); {
+			case k == reflect.String, k == reflect.Slice && typ.Field(i).Type.Elem().Kind() == reflect.Uint8, k == reflect.Map, k == reflect.Interface:
+				t.Errorf("%s.%s is a %s: it could hold text", typ.Name(), typ.Field(i).Name, k)
+			}
 		}
 	}
 }
