@@ -98,23 +98,25 @@ func PlainASCII(b []byte, i int) (end int, ascii bool) {
 	return plainASCII(b, i)
 }
 
-// plainSWAR is Plain with the classic SWAR tricks: a word has a byte < 0x20,
-// or a byte equal to '"' or '\\', exactly when the expression below has a
-// high bit set, and its lowest set bit is the first such byte's (no borrow
-// crosses into a byte from below the first byte that hit). It is kept
-// small enough to be inlined into the AVX2 dispatch, so that a short string
-// costs one call, not two; its byte loop reads a table because three
-// comparisons would take it over the inliner's budget.
-// ones and highs are the SWAR constants: every byte 0x01, every byte 0x80.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
+// stopWord has the high bit of each byte of the word v that is below 0x20,
+// '"' or '\\' set: the classic SWAR tricks. Only its lowest set bit is
+// exact (no borrow crosses into a byte from below the first byte that
+// hit): it marks the first such byte.
+func stopWord(v uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	return ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones)) &^ v & highs
+}
 
+// plainSWAR is Plain a word at a time (stopWord). It is kept small enough
+// to be inlined into the AVX2 dispatch, so that a short string costs one
+// call, not two; its byte loop reads a table because three comparisons
+// would take it over the inliner's budget.
 func plainSWAR(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		v := binary.LittleEndian.Uint64(b[i:])
-		if m := ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones)) &^ v & highs; m != 0 {
+		if m := stopWord(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}

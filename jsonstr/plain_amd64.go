@@ -51,13 +51,13 @@ func asciiPrefix(b []byte) int {
 // AVX2 plain, then asciiPrefix over what it passed.
 func plainASCII(b []byte, i int) (int, bool) {
 	// A key or a short value ends within its first word: found there, with
-	// no call to a kernel (plainSWAR's test; the bytes before the stop are
-	// ASCII when none has its high bit).
+	// no call to a kernel (the bytes before the stop are ASCII when none
+	// has its high bit).
 	if i+8 <= len(b) {
 		v := binary.LittleEndian.Uint64(b[i:])
-		if m := ((v - ones*0x20) | ((v ^ ones*'"') - ones) | ((v ^ ones*'\\') - ones)) &^ v & highs; m != 0 {
+		if m := stopWord(v); m != 0 {
 			n := bits.TrailingZeros64(m) / 8
-			return i + n, v&highs&(1<<(8*n)-1) == 0
+			return i + n, v&0x8080808080808080&(1<<(8*n)-1) == 0
 		}
 	}
 	if !useAVX512 || len(b)-i < 64 {
