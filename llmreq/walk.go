@@ -342,7 +342,7 @@ func (w *walker) atIndex(n, e int, role string, f func(int, string)) {
 // words are the discriminator values the walkers compare, by length; interning them saves an
 // allocation per message and per part. A list of a few words of one length is searched faster
 // than a map hashes.
-var words = func() (byLen [24][]string) {
+var words = func() (byLen [][]string) {
 	for _, s := range []string{
 		RoleUser, RoleSystem, RoleDeveloper, RoleAssistant, RoleTool, RoleFunction, "model",
 		"text", "input_text", "output_text", "summary_text", "reasoning_text", "refusal", "image_url",
@@ -351,6 +351,9 @@ var words = func() (byLen [24][]string) {
 		"reasoning", "item_reference", "mcp_call", "image", "document", "tool_use", "tool_result",
 		"thinking", "redacted_thinking", "search_result", "server_tool_use", "base64", "url", "content",
 	} {
+		for len(byLen) <= len(s) {
+			byLen = append(byLen, nil)
+		}
 		byLen[len(s)] = append(byLen[len(s)], s)
 	}
 	return byLen

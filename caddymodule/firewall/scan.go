@@ -38,8 +38,9 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		if !f.scans(t.Role) {
 			continue
 		}
+		cacheable := f.cache != nil && t.Value != ""
 		var p probe
-		if f.cache != nil && t.Value != "" {
+		if cacheable {
 			var hit bool
 			if p, hit = f.cache.lookup(client, t.Value); hit {
 				o.cached++
@@ -49,7 +50,7 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		res := f.engine.ScanString(t.Value)
 		o.bytes += len(t.Value)
 		if len(res.Matches) == 0 {
-			if f.cache != nil && t.Value != "" {
+			if cacheable {
 				f.cache.remember(&p, client, t.Value)
 			}
 			continue
