@@ -97,18 +97,14 @@ func (c *safeCache) clientKey(r *http.Request) uint64 {
 // probe is what a lookup learned, for remember.
 type probe struct {
 	tag  uint64
-	seen bool   // a long text's tag was there: its next safe scan caches it
+	seen bool   // a long text whose tag was there: its next safe scan caches it
 	sum  uint64 // its full hash, when computed
 }
 
 // lookup reports whether text is cached for client.
 func (c *safeCache) lookup(client uint64, text string) (p probe, hit bool) {
 	p.tag = c.tagOf(client, text)
-	i := p.tag & c.mask
-	mu := &c.locks[i%uint64(len(c.locks))]
-	mu.Lock()
-	s := c.slots[i]
-	mu.Unlock()
+	s := c.load(p.tag)
 	if s.tag != p.tag {
 		return p, false
 	}
@@ -127,17 +123,34 @@ func (c *safeCache) lookup(client uint64, text string) (p probe, hit bool) {
 // returned p for.
 func (c *safeCache) remember(p *probe, client uint64, text string) {
 	s := cacheSlot{tag: p.tag}
-	if p.seen && len(text) > 2*tagSpan {
+	if p.seen { // a long text, seen before: worth its full hash now
 		if p.sum == 0 {
 			p.sum = c.fullSum(client, text)
 		}
 		s.sum = p.sum
 	}
-	i := p.tag & c.mask
-	mu := &c.locks[i%uint64(len(c.locks))]
+	c.store(s)
+}
+
+// load returns the entry in tag's slot; store puts s in its tag's slot.
+func (c *safeCache) load(tag uint64) cacheSlot {
+	slot, mu := c.slot(tag)
 	mu.Lock()
-	c.slots[i] = s
-	mu.Unlock()
+	defer mu.Unlock()
+	return *slot
+}
+
+func (c *safeCache) store(s cacheSlot) {
+	slot, mu := c.slot(s.tag)
+	mu.Lock()
+	defer mu.Unlock()
+	*slot = s
+}
+
+// slot returns tag's slot and the lock it is under.
+func (c *safeCache) slot(tag uint64) (*cacheSlot, *sync.Mutex) {
+	i := tag & c.mask
+	return &c.slots[i], &c.locks[i%uint64(len(c.locks))]
 }
 
 // tagOf hashes a short text whole, and a long one's length, head and tail.
