@@ -211,7 +211,7 @@ func load(args []string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		stampAt = -1
+		stampAt := -1
 		if !*repeat {
 			if stampAt = chatbody.StampAt(b); stampAt < 0 {
 				fmt.Fprintf(os.Stderr, "the %s body has no place for a stamp\n", size)
@@ -220,7 +220,7 @@ func load(args []string) {
 		}
 		results := make([][]stats, len(ts))
 		for _, t := range ts {
-			run(t.url, b, hdr, *conns, *warm)
+			run(t.url, b, stampAt, hdr, *conns, *warm)
 		}
 		for r := 0; r < *rounds; r++ {
 			for i, t := range ts {
@@ -229,7 +229,7 @@ func load(args []string) {
 					pid = p
 				}
 				c0 := procCPU(pid)
-				st := run(t.url, b, hdr, *conns, *dur)
+				st := run(t.url, b, stampAt, hdr, *conns, *dur)
 				if c1 := procCPU(pid); c0 >= 0 && c1 >= 0 && st.n > 0 {
 					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
 				}
@@ -304,15 +304,10 @@ func round(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) + "ms"
 }
 
-// stampAt is where each request's body gets its stamp (chatbody.Stamp), or
-// -1 to send the body as it is; stamps counts the stamps used, so that no
-// two requests of a run, to whichever target, carry the same text.
-var (
-	stampAt int
-	stamps  atomic.Uint64
-)
+// stamps counts the stamps used, so that no two requests of a run, to
+// whichever target, carry the same text.
+var stamps atomic.Uint64
 
-// run loads url with body from conns connections for d.
 // headerSets are the request headers a load can send. "sdk" is what
 // openai@6.49.0 (Node 20) sends with a chat completion, captured from the
 // wire, less Host, Connection and Content-Length, which the HTTP client
@@ -337,7 +332,10 @@ var headerSets = map[string]http.Header{
 	"minimal": {"Content-Type": {"application/json"}},
 }
 
-func run(url string, body []byte, hdr http.Header, conns int, d time.Duration) stats {
+// run loads url with body from conns connections for d. stampAt is where
+// each request's body gets its stamp (chatbody.Stamp), or -1 to send the
+// body as it is.
+func run(url string, body []byte, stampAt int, hdr http.Header, conns int, d time.Duration) stats {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
