@@ -47,15 +47,18 @@ func TestStamp(t *testing.T) {
 		}
 	}
 	// Escapes are skipped, and so are their letters.
-	if got, want := lastUserStamped(escaped), "a\u00eaabcdef\nabcdefg aaaaaaaap"; got != want {
+	if got, want := lastUserStamped(t, escaped), "a\u00eaabcdef\nabcdefg aaaaaaaap"; got != want {
 		t.Fatalf("stamped %q, want %q", got, want)
 	}
 }
 
-func lastUserStamped(b []byte) string {
+// lastUserStamped returns the last message's content after stamp 0.
+func lastUserStamped(t *testing.T, b []byte) string {
 	b = bytes.Clone(b)
 	Stamp(b, StampAt(b), 0)
 	var req struct{ Messages []struct{ Content string } }
-	json.Unmarshal(b, &req)
+	if err := json.Unmarshal(b, &req); err != nil || len(req.Messages) == 0 {
+		t.Fatalf("stamped body %s: %v", b, err)
+	}
 	return req.Messages[len(req.Messages)-1].Content
 }
