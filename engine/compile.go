@@ -41,11 +41,7 @@ type rule struct {
 	anch0, anchN *anchoredDFA
 	scanNOnce    sync.Once
 	scanN        *regexp.Regexp
-	maxLen       int  // longest match in units, -1 unbounded
-	runBounded   bool // see jsregex.Literals
-	runBytes     [128]bool
-	outside      [3][256]bool // per view kind: the bytes that read as no run byte
-	maxOther     int
+	maxLen       int // longest match in units, -1 unbounded
 	// The conjuncts of required literals (see jsregex.Literals), each a
 	// mask over matcher.seen, one word per 64 literals.
 	requiredMasks [][]uint64
@@ -200,13 +196,6 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				*pre = manyPreimages
 			}
 		}
-		for i := range c.rules {
-			if r := &c.rules[i]; r.runBounded {
-				for b := range 256 {
-					r.outside[kind][b] = !r.runBytes[tab[b]&127]
-				}
-			}
-		}
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -300,7 +289,6 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 	r.src = tp.Go
 	lits := &tp.Literals
 	r.maxLen = lits.MaxLen
-	r.runBounded, r.runBytes, r.maxOther = lits.RunBounded, lits.RunBytes, lits.MaxOther
 	for _, conj := range lits.Required {
 		ids := make([]int, len(conj))
 		for i, s := range conj {

@@ -221,11 +221,14 @@ func (c *dfaCache) intern(pcs []uint32, prev uint8) int32 {
 
 // end returns where the leftmost-first match of the expression at the
 // start of b, read through the tables of kind, ends, or -1: FindIndex's
-// end on b's alphabet bytes.
-func (c *dfaCache) end(b []byte, kind viewKind) int {
+// end on b's alphabet bytes. It also returns where the last thread died:
+// before b[read], or at read == len(b), having read b to its end (which it
+// took for the end of the text).
+func (c *dfaCache) end(b []byte, kind viewKind) (end, read int) {
 	d := c.d
 	class := &d.class[kind]
-	s, end := int32(dfaStart), -1
+	s := int32(dfaStart)
+	end = -1
 	for i := 0; ; i++ {
 		cls := len(d.rep) // end of text
 		if i < len(b) {
@@ -240,7 +243,7 @@ func (c *dfaCache) end(b []byte, kind viewKind) int {
 		}
 		s = t &^ dfaMatched
 		if s == dfaDead {
-			return end
+			return end, i
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -73,10 +74,17 @@ func TestDFAMatchesRegexp(t *testing.T) {
 						want = loc[1]
 						matches++
 					}
-					if got := roomy.end(tx.src[p:], tx.kind); got != want {
+					if got, _ := roomy.end(tx.src[p:], tx.kind); got != want {
 						t.Fatalf("rule %s form %d at %d of %q (view %d): DFA end %d, regexp %d", r.id, form, p, tx.src, tx.kind, got, want)
 					}
-					if got := tiny.end(tx.src[p:], tx.kind); got != want {
+					// Cut short, a try whose threads all died before the
+					// cut has the whole text's answer (matchAnchored's
+					// budget relies on it).
+					cut := rng.IntN(len(enc) - p + 1)
+					if got, read := roomy.end(tx.src[p:p+cut], tx.kind); read > cut || read < cut && got != want {
+						t.Fatalf("rule %s form %d at %d of %q (view %d), cut after %d: DFA end %d having read %d, regexp %d", r.id, form, p, tx.src, tx.kind, cut, got, read, want)
+					}
+					if got, _ := tiny.end(tx.src[p:], tx.kind); got != want {
 						t.Fatalf("rule %s form %d at %d of %q (view %d): DFA (tiny cache) end %d, regexp %d", r.id, form, p, tx.src, tx.kind, got, want)
 					}
 					if len(tiny.prev) > tiny.maxStates || len(roomy.prev) > roomy.maxStates || len(roomy.pcs) > dfaMaxThreads {
@@ -132,8 +140,13 @@ func FuzzDFA(f *testing.F) {
 				if loc := fm.re.FindIndex(enc[p:]); loc != nil {
 					want = loc[1]
 				}
-				if got := fm.cache.end(enc[p:], viewEncoded); got != want {
+				if got, _ := fm.cache.end(enc[p:], viewEncoded); got != want {
 					t.Fatalf("%s at %d of %q: DFA end %d, regexp %d", fm.re, p, in, got, want)
+				}
+				for cut := p; cut < len(enc); cut += 1 + (len(enc)-p)/4 {
+					if got, read := fm.cache.end(enc[p:cut], viewEncoded); read > cut-p || read < cut-p && got != want {
+						t.Fatalf("%s at %d of %q, cut at %d: DFA end %d having read %d, regexp %d", fm.re, p, in, cut, got, read, want)
+					}
 				}
 			}
 		}
@@ -240,69 +253,61 @@ func (c *compiled) candidatesWith(m *matcher, v view, rules []int) [][]int32 {
 	return out
 }
 
-// TestWindows checks matcher.windows against its definition, window by
-// window: for each candidate in order, the end is one past where the
-// (maxOther+1)th byte outside the rule's runs is, and the windows' total
-// decides the budget. Texts of run bytes and others in random mixes, with
-// candidates dense and sparse.
-func TestWindows(t *testing.T) {
+// TestMatchAnchoredBudget: whatever the budget, the anchored tries and the
+// linear search they hand over to find what one linear search finds. The
+// texts are conformance vectors' joined by runs of white space and
+// newlines (where RH-2's tries read far), with every position a
+// candidate, and the budgets range from nothing to more than the tries
+// need.
+func TestMatchAnchoredBudget(t *testing.T) {
 	c := Default().c
-	rng := rand.New(rand.NewPCG(7, 11))
-	m := c.newMatcher()
-	tab := c.viewTabs[viewASCII]
-	for i := range c.rules {
-		r := &c.rules[i]
-		if !r.fast || !r.runBounded {
-			continue
+	rng := rand.New(rand.NewPCG(3, 5))
+	vs := loadVectors(t)
+	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), strings.Repeat(" ", 70) + "\n"}
+	cut, scanned, tried := 0, 0, 0
+	for k := 0; k < 60; k++ {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString(gaps[rng.IntN(len(gaps))])
+			b.Write(vs[rng.IntN(len(vs))].input(t))
 		}
-		var run, other []byte
-		for b := byte(0); b < 128; b++ {
-			if r.runBytes[tab[b]&127] {
-				run = append(run, b)
+		var tx text
+		decodeText([]byte(b.String()), &tx)
+		enc := make([]byte, tx.len())
+		for i := range enc {
+			enc[i] = c.byteOf(tx.at(i))
+		}
+		cands := make([]int32, len(enc))
+		for i := range cands {
+			cands[i] = int32(i)
+		}
+		for i := range c.rules {
+			r := &c.rules[i]
+			if r.scan0 == nil || !r.hasPrefix {
+				continue
+			}
+			type span struct{ s, e int }
+			var want, got []span
+			matchScan(r, enc, 0, func(s, e int) { want = append(want, span{s, e}) })
+			d0, dN := r.anchored(&c.viewTabs)
+			budget := rng.IntN(anchoredBudget(len(enc)) + 1)
+			if k%4 == 0 {
+				budget = rng.IntN(64)
+			}
+			rest := matchAnchored(r, newDFACache(d0), newDFACache(dN), enc, viewEncoded, cands, budget, func(s, e int) { got = append(got, span{s, e}) })
+			if rest >= 0 {
+				cut++
+				matchScan(r, enc, rest, func(s, e int) { got = append(got, span{s, e}) })
 			} else {
-				other = append(other, b)
+				tried++
+			}
+			scanned += len(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("rule %s, budget %d (handed over at %d) over %q: matches %v, the linear search's %v", r.id, budget, rest, enc, got, want)
 			}
 		}
-		if len(run) == 0 || len(other) == 0 {
-			t.Fatalf("rule %s: no run bytes or no others", r.id)
-		}
-		for k := 0; k < 300; k++ {
-			n := rng.IntN(400)
-			src := make([]byte, n)
-			odds := rng.IntN(10) + 1
-			for j := range src {
-				if rng.IntN(odds) == 0 {
-					src[j] = other[rng.IntN(len(other))]
-				} else {
-					src[j] = run[rng.IntN(len(run))]
-				}
-			}
-			var cands []int32
-			step := rng.IntN(30) + 1
-			for j := 0; j < n; j += 1 + rng.IntN(step) {
-				cands = append(cands, int32(j))
-			}
-			var want []int32
-			total := 0
-			for _, cd := range cands {
-				q, o := int(cd), 0
-				for q < n && o <= r.maxOther {
-					if !r.runBytes[tab[src[q]]&127] {
-						o++
-					}
-					q++
-				}
-				total += q - int(cd)
-				want = append(want, int32(min(n, q+1)))
-			}
-			budget := rng.IntN(4*n + 64)
-			ok := m.windows(r, src, &r.outside[viewASCII], cands, budget)
-			if ok != (total <= budget) {
-				t.Fatalf("rule %s, %d candidates over %d bytes: within budget %d reported %v, windows add up to %d", r.id, len(cands), n, budget, ok, total)
-			}
-			if ok && !slices.Equal(m.ends, want) {
-				t.Fatalf("rule %s over %q from %v: ends %v, want %v", r.id, src, cands, m.ends, want)
-			}
-		}
+	}
+	if cut < 100 || tried < 100 || scanned < 100 {
+		t.Fatalf("%d handed over, %d tried to the end, %d matches: the cases do not exercise both ways", cut, tried, scanned)
 	}
 }

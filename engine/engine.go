@@ -36,12 +36,10 @@
 //     stepped sixteen to a vector register instead, with gathers for the
 //     table loads (wide_amd64.go).
 //   - A rule that can match is tried, anchored, only where a match can start
-//     (its prefixes: "ignore", "<", a newline), inside a window no match can
-//     exceed (for patterns unbounded only through runs of white space, the
-//     window ends after the pattern's other characters could be spent).
-//     When those windows would add up to more than a few passes over the
-//     text, one linear unanchored search is made instead, so the time stays
-//     linear.
+//     (its prefixes: "ignore", "<", a newline). A try reads until no match
+//     can go on, mostly a byte or two. When the tries would read more than a
+//     few passes over the text, one linear unanchored search takes over
+//     from there, so the time stays linear.
 //   - The anchored tries run on a DFA built lazily from the program Go's
 //     regexp compiles for the same expression, following its Pike VM's
 //     thread order so that it ends where FindIndex ends (dfa.go). Go's

@@ -29,7 +29,6 @@ type matcher struct {
 	nkept      []int // for a rule near: how many of cands are the kept ones
 	merged     []int32
 	later      []hitAt // candidates' scratch
-	ends       []int32
 	runes      []rune
 	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
 }
@@ -423,20 +422,15 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
 			case !m.active[i]:
 			case r.hasPrefix:
-				cands := m.cands[i]
-				if len(cands) == 0 {
+				if len(m.cands[i]) == 0 {
 					continue
 				}
-				budget := 4*n + 256
-				if r.maxLen >= 0 && len(cands)*(r.maxLen+2) <= budget ||
-					r.maxLen < 0 && r.runBounded && m.windows(r, v.src, &r.outside[v.kind], cands, budget) ||
-					r.maxLen < 0 && !r.runBounded && len(cands) <= 4 {
-					anch0, anchN := m.dfaCaches(c, i)
-					matchAnchored(r, anch0, anchN, v.src, v.kind, cands, m.ends, func(s, e int) { emit(i, s, e) })
-				} else {
-					// Too many places to try one by one: one linear pass
-					// from the first place a match can start.
-					matchScan(r, c.encoded(&v), int(cands[0]), func(s, e int) { emit(i, s, e) })
+				anch0, anchN := m.dfaCaches(c, i)
+				emitRule := func(s, e int) { emit(i, s, e) }
+				if rest := matchAnchored(r, anch0, anchN, v.src, v.kind, m.cands[i], anchoredBudget(n), emitRule); rest >= 0 {
+					// Too much to try place by place: one linear pass
+					// from the first place left.
+					matchScan(r, c.encoded(&v), rest, emitRule)
 				}
 			default:
 				matchScan(r, c.encoded(&v), 0, func(s, e int) { emit(i, s, e) })
@@ -445,84 +439,68 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 	}
 }
 
+// anchoredBudget is how many bytes the anchored tries of one rule may
+// read in a view of n bytes before the linear search takes over. A try's
+// byte is a cached DFA transition, a few nanoseconds; the linear search
+// (Go's regexp) spends some 80 a byte. So tries that run out of budget
+// have cost a fifth more than searching at once (BenchmarkHostile/http:
+// every "http://" a candidate, each try reading to the end), and tries
+// that read less, as almost all do, cost far less than the search.
+func anchoredBudget(n int) int { return 4*n + 256 }
+
 // matchAnchored tries the pattern at each candidate start in order. Every
 // match starts at a candidate, so the first candidate at or after the
 // cursor where the anchored pattern matches is the next leftmost match.
-func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, ends []int32, emit func(s, e int)) {
+//
+// A try reads until the DFA has no thread left, which for most candidates
+// is a byte or two (RH-2's at every newline of a text of code), and for a
+// pattern of bounded length at most one unit past its longest match (which
+// keeps \b at its end exact). The tries read at most budget bytes in all:
+// a try that would read past it is not trusted (it took the budget's end
+// for the text's), and matchAnchored returns its candidate, from which the
+// caller searches linearly instead; else -1. So the time stays linear in
+// the text when tries would read far, such as RH-2's from every newline of
+// a long run of white space.
+func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, budget int, emit func(s, e int)) (rest int) {
 	n := len(src)
 	cursor := 0
-	for k, c := range cands {
+	for _, c := range cands {
 		p := int(c)
 		if p < cursor {
 			continue
 		}
-		win := n
-		switch {
-		case r.maxLen >= 0:
-			// One unit past the longest match keeps \b at its end exact.
-			win = min(n, p+r.maxLen+1)
-		case r.runBounded:
-			win = int(ends[k])
+		if budget <= 0 {
+			return p
 		}
-		var end int
+		// The byte before p is the context of ^ and \b.
+		d, from := anchN, p-1
 		if p == 0 {
-			if end = anch0.end(src[:win], kind); end < 0 {
-				continue
-			}
-		} else {
-			if end = anchN.end(src[p-1:win], kind); end < 0 {
-				continue
-			}
-			end += p - 1
+			d, from = anch0, 0
 		}
+		win := n
+		if r.maxLen >= 0 {
+			win = min(n, p+r.maxLen+1)
+		}
+		cut := from+budget < win
+		if cut {
+			win = from + budget
+		}
+		end, read := d.end(src[from:win], kind)
+		if cut && read == win-from {
+			return p
+		}
+		budget -= read + 1
+		if end < 0 {
+			continue
+		}
+		end += from
 		emit(p, end)
 		cursor = end
 		if end == p {
 			cursor++
 		}
 	}
-}
-
-// windows computes, for a rule whose matches are bounded except for runs
-// of RunBytes, where each candidate's window ends: after maxOther+1 units
-// outside the runs (so the unit after a longest match is inside too); out
-// is r.outside for the view's kind. It gives up, so that the caller makes
-// one linear pass instead, when the windows add up to more than budget.
-//
-// The candidates are in order, so each window ends where the last one did
-// or after: the bytes outside the runs are counted once as the end moves
-// on and once as the start does, not once per window (every newline of a
-// text of code is a candidate of RH-2, and the windows overlap).
-func (m *matcher) windows(r *rule, src []byte, out *[256]bool, cands []int32, budget int) bool {
-	m.ends = m.ends[:0]
-	n := len(src)
-	outside := func(i int) bool { return out[src[i]] }
-	q, other := 0, 0 // the units outside the runs in [start, q)
-	start := 0
-	for _, c := range cands {
-		if int(c) >= q {
-			q, other = int(c), 0
-		} else {
-			for ; start < int(c); start++ {
-				if outside(start) {
-					other--
-				}
-			}
-		}
-		start = int(c)
-		for q < n && other <= r.maxOther {
-			if outside(q) {
-				other++
-			}
-			q++
-		}
-		budget -= q - int(c)
-		if budget < 0 {
-			return false
-		}
-		m.ends = append(m.ends, int32(min(n, q+1)))
-	}
-	return true
+	return -1
 }
 
 // matchScan finds matches left to right from position from, in time linear

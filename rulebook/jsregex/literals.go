@@ -16,13 +16,6 @@ type Literals struct {
 	// MaxLen is the longest match in units, or -1 when unbounded (or when
 	// the pattern looks at the end of the text, which a window would move).
 	MaxLen int
-	// When MaxLen is -1 but RunBounded, a match holds at most MaxOther
-	// units whose byte is not in RunBytes: every unbounded repeat consumes
-	// only RunBytes (for most rules, white space). A window that ends after
-	// MaxOther+1 other units then holds any match from its start.
-	RunBounded bool
-	RunBytes   [128]bool
-	MaxOther   int
 }
 
 const (
@@ -46,16 +39,6 @@ func (a *Alphabet) Analyze(p *Pattern) Literals {
 		}
 	}
 	l.MaxLen = maxLen(p.Root)
-	if l.MaxLen < 0 && !hasEnd(p.Root) {
-		runs := &Set{}
-		collectRuns(p.Root, false, runs)
-		if other := maxOther(p.Root); other >= 0 {
-			l.RunBounded, l.MaxOther = true, other
-			for _, b := range a.Bytes(runs) {
-				l.RunBytes[b] = true
-			}
-		}
-	}
 	// Keep the most selective conjuncts: long strings are rare in text,
 	// short ones ("the", ":", "<") are everywhere and only cost time. A
 	// conjunct whose shortest string is under 4 bytes is kept only when
@@ -254,48 +237,18 @@ func (la litAnalyzer) prefixes(n *Node) (set []string, atStart, ok bool) {
 	return nil, false, false
 }
 
-func hasEnd(n *Node) bool {
-	if n.Op == OpEnd {
-		return true
-	}
-	for _, s := range n.Subs {
-		if hasEnd(s) {
-			return true
-		}
-	}
-	return false
-}
-
-// collectRuns adds every set under an unbounded repeat to runs.
-func collectRuns(n *Node, inRun bool, runs *Set) {
-	if n.Op == OpSet && inRun {
-		runs.Union(n.Set)
-	}
-	inRun = inRun || n.Op == OpRepeat && n.Max < 0
-	for _, s := range n.Subs {
-		collectRuns(s, inRun, runs)
-	}
-}
-
-// maxLen is the longest match of n in units, or -1 when unbounded.
-func maxLen(n *Node) int { return longest(n, false) }
-
-// maxOther is maxLen where unbounded repeats count nothing: the most units
-// a match can take outside them (-1 if that is unbounded too).
-func maxOther(n *Node) int { return longest(n, true) }
-
-func longest(n *Node, runsFree bool) int {
+// maxLen is the longest match of n in units, or -1 when unbounded (or
+// when n looks at the end of the text, which a window would move).
+func maxLen(n *Node) int {
 	switch n.Op {
 	case OpSet:
 		return 1
 	case OpEnd:
-		if !runsFree {
-			return -1
-		}
+		return -1
 	case OpConcat, OpAlternate:
 		t := 0
 		for _, s := range n.Subs {
-			m := longest(s, runsFree)
+			m := maxLen(s)
 			if m < 0 {
 				return -1
 			}
@@ -307,15 +260,12 @@ func longest(n *Node, runsFree bool) int {
 		}
 		return t
 	case OpGroup:
-		return longest(n.Subs[0], runsFree)
+		return maxLen(n.Subs[0])
 	case OpRepeat:
 		if n.Max < 0 {
-			if runsFree {
-				return 0
-			}
 			return -1
 		}
-		m := longest(n.Subs[0], runsFree)
+		m := maxLen(n.Subs[0])
 		if m < 0 || m*n.Max > 1<<20 {
 			return -1
 		}
