@@ -66,6 +66,7 @@ func (e *Engine) sanitize(t *text, merged []span) []byte {
 	raw := t.raw
 	out := make([]byte, 0, len(raw)+32)
 	last := 0 // byte offset copied up to
+	at := textCursor{t: t}
 	for i := 0; i < len(merged); {
 		g := merged[i]
 		best := g
@@ -76,7 +77,7 @@ func (e *Engine) sanitize(t *text, merged []span) []byte {
 				best = merged[j]
 			}
 		}
-		bs, be := t.byteOffset(int(g.start)), t.byteOffset(int(g.end))
+		bs, be := at.byteAt(int(g.start)), at.byteAt(int(g.end))
 		out = append(out, raw[last:bs]...)
 		out = append(out, "[removed: "...)
 		out = append(out, e.c.rules[best.rule].category...)

@@ -15,11 +15,7 @@ type text struct {
 	ascii bool
 	units []uint16 // empty when ascii
 	leet  []int32  // positions of the leetspeak characters
-	// off holds the byte offset where each unit's character begins, made
-	// on the first byteOffset call (only a text with matches needs it).
-	off   []int32
-	offOK bool
-	noPct bool // decodeText learned that raw has no '%'
+	noPct bool     // decodeText learned that raw has no '%'
 	// tokens is where a base64 token can first start, as decodeText
 	// learned it: findTokens need look no earlier.
 	tokens int
@@ -39,70 +35,73 @@ func (t *text) at(i int) uint16 {
 	return t.units[i]
 }
 
-// byteOffset maps a unit position (0..len) to the byte offset where that
-// unit's character begins; len maps to the end of the input.
-func (t *text) byteOffset(i int) int {
-	if t.ascii {
-		return i
-	}
-	if i >= len(t.units) {
-		return len(t.raw)
-	}
-	return int(t.offsets()[i])
+// A textCursor maps positions of a text between units and bytes, in
+// increasing order, counting the units from the last position on: its
+// users (sanitize, the base64 tokens of a text that is not ASCII) go
+// through a text once. A table of every unit's byte offset, which it
+// replaces, cost a long text a pass of its own and four bytes a unit.
+type textCursor struct {
+	t    *text
+	b, u int // the byte offset and unit position of a character's start
 }
 
-// unitAt maps a byte offset where a character begins, or len(raw), to its
-// unit position: byteOffset's inverse.
-func (t *text) unitAt(b int) int {
-	if t.ascii {
+// byteAt returns the byte offset where the character of unit position u
+// (0..len) begins; len maps to the end of the input. u may not be before
+// the last position asked.
+func (c *textCursor) byteAt(u int) int {
+	if c.t.ascii {
+		return u
+	}
+	raw := c.t.raw
+	for c.u < u && c.b < len(raw) {
+		if c.u+8 <= u && c.b+8 <= len(raw) && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
+			c.b, c.u = c.b+8, c.u+8
+			continue
+		}
+		size, units := charAt(raw, c.b)
+		if c.u+units > u {
+			break // u is the low surrogate of this character
+		}
+		c.b, c.u = c.b+size, c.u+units
+	}
+	return c.b
+}
+
+// unitAt returns the unit position of byte offset b, where a character
+// begins or len(raw): byteAt's inverse, with the same order.
+func (c *textCursor) unitAt(b int) int {
+	if c.t.ascii {
 		return b
 	}
-	if b >= len(t.raw) {
-		return len(t.units)
-	}
-	u, _ := slices.BinarySearch(t.offsets(), int32(b))
-	return u
-}
-
-// offsets returns off, made on first use.
-func (t *text) offsets() []int32 {
-	if !t.offOK {
-		t.off, t.offOK = appendOffsets(t.off[:0], t.raw), true
-	}
-	return t.off
-}
-
-// appendOffsets appends the byte offset of each unit of raw, decoded as
-// decodeText decodes it, to off.
-func appendOffsets(off []int32, raw []byte) []int32 {
-	// A text has no more units than bytes: room for them once (a 256 KiB
-	// text's table grew by doubling, a tenth of its scan).
-	off = slices.Grow(off, len(raw))
-	for i := 0; i < len(raw); {
-		if i+8 <= len(raw) && binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 == 0 {
-			off = append(off, int32(i), int32(i+1), int32(i+2), int32(i+3), int32(i+4), int32(i+5), int32(i+6), int32(i+7))
-			i += 8
+	raw := c.t.raw
+	for c.b < b {
+		if c.b+8 <= b && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
+			c.b, c.u = c.b+8, c.u+8
 			continue
 		}
-		off = append(off, int32(i))
-		if raw[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r >= 0x10000 {
-			off = append(off, int32(i)) // the low surrogate
-		}
-		i += size
+		size, units := charAt(raw, c.b)
+		c.b, c.u = c.b+size, c.u+units
 	}
-	return off
+	return c.u
+}
+
+// charAt returns the size in bytes of the character at raw[i], decoded as
+// decodeText decodes it, and its units: two for one from U+10000 up.
+func charAt(raw []byte, i int) (size, units int) {
+	if raw[i] < utf8.RuneSelf {
+		return 1, 1
+	}
+	r, size := utf8.DecodeRune(raw[i:])
+	if r >= 0x10000 {
+		return size, 2
+	}
+	return size, 1
 }
 
 // decodeText decodes raw as Go's utf8.DecodeRune does: a well-formed
 // sequence is its character, anything else one U+FFFD for one byte.
 func decodeText(raw []byte, t *text) {
 	t.raw = raw
-	t.offOK = false
 	leet, ascii, noPct, tokens := asciiLeet(t.leet[:0], raw)
 	t.noPct, t.tokens = noPct, tokens
 	if ascii {

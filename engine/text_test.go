@@ -53,13 +53,23 @@ func TestDecodeText(t *testing.T) {
 		if wantLeet := appendLeetUnits(nil, want); !slices.Equal(tx.leet, wantLeet) {
 			t.Fatalf("%q: leetspeak at %v, want %v", b, tx.leet, wantLeet)
 		}
-		for i, o := range offs {
-			if g := tx.byteOffset(i); g != o {
-				t.Fatalf("%q: unit %d at byte %d, want %d", b, i, g, o)
+		// The cursor, asked in increasing order and skipping ahead by
+		// random steps (over ASCII words and within surrogate pairs).
+		offs = append(offs, len(b)) // the end
+		for range 3 {
+			bytesAt, unitsAt := textCursor{t: &tx}, textCursor{t: &tx}
+			for i := 0; i < len(offs); i += 1 + rng.IntN(12) {
+				if g := bytesAt.byteAt(i); g != offs[i] {
+					t.Fatalf("%q: unit %d at byte %d, want %d", b, i, g, offs[i])
+				}
+				first := i // the unit where the character at offs[i] begins
+				for first > 0 && offs[first-1] == offs[i] {
+					first--
+				}
+				if g := unitsAt.unitAt(offs[i]); g != first {
+					t.Fatalf("%q: byte %d at unit %d, want %d", b, offs[i], g, first)
+				}
 			}
-		}
-		if g := tx.byteOffset(len(want)); g != len(b) {
-			t.Fatalf("%q: end at %d", b, g)
 		}
 	}
 }

@@ -342,8 +342,9 @@ func (t *text) eachToken(token func(start, runEnd, end int, url bool)) {
 		findTokens(t.raw, t.tokens, token)
 		return
 	}
+	at := textCursor{t: t}
 	findTokens(t.raw, 0, func(start, runEnd, end int, url bool) {
-		token(t.unitAt(start), t.unitAt(runEnd), t.unitAt(end), url)
+		token(at.unitAt(start), at.unitAt(runEnd), at.unitAt(end), url)
 	})
 }
 
