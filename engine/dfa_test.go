@@ -294,7 +294,7 @@ func TestMatchAnchoredBudget(t *testing.T) {
 			if k%4 == 0 {
 				budget = rng.IntN(64)
 			}
-			rest := matchAnchored(r, newDFACache(d0), newDFACache(dN), enc, viewEncoded, cands, budget, func(s, e int) { got = append(got, span{s, e}) })
+			rest := matchAnchored(r, newDFACache(d0), newDFACache(dN), enc, viewEncoded, cands, budget, tryLog{}, func(s, e int) { got = append(got, span{s, e}) })
 			if rest >= 0 {
 				cut++
 				matchScan(r, enc, rest, func(s, e int) { got = append(got, span{s, e}) })
@@ -309,5 +309,101 @@ func TestMatchAnchoredBudget(t *testing.T) {
 	}
 	if cut < 100 || tried < 100 || scanned < 100 {
 		t.Fatalf("%d handed over, %d tried to the end, %d matches: the cases do not exercise both ways", cut, tried, scanned)
+	}
+}
+
+// TestMatchAnchoredKnownTries: tries recorded over one text and taken
+// where they read none of the changed positions give, over a copy changed
+// at those positions, what one linear search of the copy finds. The
+// copies differ from the texts as the leetspeak view differs from the
+// original, at a few places (or many: each byte with odds from 1 in 2 to
+// 1 in 200).
+func TestMatchAnchoredKnownTries(t *testing.T) {
+	c := Default().c
+	rng := rand.New(rand.NewPCG(4, 6))
+	vs := loadVectors(t)
+	taken, tried := 0, 0
+	for k := 0; k < 160; k++ {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString([]string{"\n", "\n\n", " \n\t", "\n  ", ". "}[rng.IntN(5)])
+			b.Write(vs[rng.IntN(len(vs))].input(t))
+		}
+		var tx text
+		decodeText([]byte(b.String()), &tx)
+		enc := make([]byte, tx.len())
+		for i := range enc {
+			enc[i] = c.byteOf(tx.at(i))
+		}
+		cands := make([]int32, len(enc))
+		for i := range cands {
+			cands[i] = int32(i)
+		}
+		for i := range c.rules {
+			r := &c.rules[i]
+			if r.scan0 == nil || !r.hasPrefix {
+				continue
+			}
+			d0, dN := r.anchored(&c.viewTabs)
+			a0, aN := newDFACache(d0), newDFACache(dN)
+			var tries []anchoredTry
+			budget := anchoredBudget(len(enc))
+			if k%3 == 0 {
+				budget = rng.IntN(budget) // some tries cut short, not recorded
+			}
+			matchAnchored(r, a0, aN, enc, viewEncoded, cands, budget, tryLog{record: &tries}, func(s, e int) {})
+			// Half the copies are the leetspeak view itself: matches
+			// appear where a try of the original died. The others change
+			// random places, and the byte before a try's candidate (which
+			// decides \b there) or the last one it read.
+			changed := slices.Clone(enc)
+			at := tx.leet
+			if k%2 == 0 {
+				for _, i := range at {
+					changed[i] = c.asciiLeet[tx.at(int(i))]
+				}
+			} else {
+				at = nil
+				odds := 2 + rng.IntN(200)
+				for i := range changed {
+					if rng.IntN(odds) == 0 {
+						at = append(at, int32(i))
+					}
+				}
+				for _, tr := range tries {
+					switch rng.IntN(8) {
+					case 0:
+						at = append(at, max(tr.at-1, 0))
+					case 1:
+						at = append(at, tr.reach-1)
+					}
+				}
+				slices.Sort(at)
+				at = slices.Compact(at)
+				for _, i := range at {
+					changed[i] = c.ascii[rng.IntN(128)]
+				}
+			}
+			type span struct{ s, e int }
+			var want, got []span
+			matchScan(r, changed, 0, func(s, e int) { want = append(want, span{s, e}) })
+			rest := matchAnchored(r, a0, aN, changed, viewEncoded, cands, anchoredBudget(len(enc)), tryLog{known: tries, leet: at}, func(s, e int) { got = append(got, span{s, e}) })
+			if rest >= 0 {
+				matchScan(r, changed, rest, func(s, e int) { got = append(got, span{s, e}) })
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("rule %s over %q changed at %v: matches %v, the linear search's %v", r.id, enc, at, got, want)
+			}
+			for _, tr := range tries {
+				if j, _ := slices.BinarySearch(at, max(tr.at-1, 0)); j < len(at) && at[j] < tr.reach {
+					tried++
+				} else {
+					taken++
+				}
+			}
+		}
+	}
+	if taken < 1000 || tried < 1000 {
+		t.Fatalf("%d tries taken, %d tried again: the cases do not exercise both", taken, tried)
 	}
 }

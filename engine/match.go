@@ -28,7 +28,8 @@ type matcher struct {
 	full, near []bool
 	nkept      []int // for a rule near: how many of cands are the kept ones
 	merged     []int32
-	later      []hitAt // candidates' scratch
+	later      []hitAt         // candidates' scratch
+	tries      [][]anchoredTry // per rule, for keepTries
 	runes      []rune
 	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
 }
@@ -43,6 +44,7 @@ func (c *compiled) newMatcher() *matcher {
 		near:   make([]bool, len(c.rules)),
 		nkept:  make([]int, len(c.rules)),
 		dfas:   make([]*dfaCache, 2*len(c.rules)),
+		tries:  make([][]anchoredTry, len(c.rules)),
 	}
 }
 
@@ -92,8 +94,12 @@ type view struct {
 	encoded bool // *buf holds them
 	// For the leetspeak view, the positions of the leetspeak characters:
 	// it differs from the original view only there, so the original's
-	// candidates serve (keepCandidates).
+	// candidates serve (keepCandidates), and so do its anchored tries
+	// that read none of them.
 	leet []int32
+	// keepTries: a leetspeak view follows, and the anchored tries are
+	// recorded for it in matcher.tries.
+	keepTries bool
 	// The bytes the view's units from 128 up read as (encodeUnits): none
 	// for an ASCII text.
 	held *byteSet
@@ -422,12 +428,19 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				c.matchSlow(r, m.runes, func(s, e int) { emit(i, s, e) })
 			case !m.active[i]:
 			case r.hasPrefix:
+				var tl tryLog
+				if v.keepTries {
+					m.tries[i] = m.tries[i][:0]
+					tl.record = &m.tries[i]
+				} else if v.leet != nil && m.near[i] {
+					tl.known, tl.leet = m.tries[i], v.leet
+				}
 				if len(m.cands[i]) == 0 {
 					continue
 				}
 				anch0, anchN := m.dfaCaches(c, i)
 				emitRule := func(s, e int) { emit(i, s, e) }
-				if rest := matchAnchored(r, anch0, anchN, v.src, v.kind, m.cands[i], anchoredBudget(n), emitRule); rest >= 0 {
+				if rest := matchAnchored(r, anch0, anchN, v.src, v.kind, m.cands[i], anchoredBudget(n), tl, emitRule); rest >= 0 {
 					// Too much to try place by place: one linear pass
 					// from the first place left.
 					matchScan(r, c.encoded(&v), rest, emitRule)
@@ -437,6 +450,19 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 			}
 		}
 	}
+}
+
+// An anchoredTry is the outcome of one anchored try: its candidate, the
+// end of the bytes it read (from the one before the candidate), and where
+// its match ends, or -1.
+type anchoredTry struct{ at, reach, end int32 }
+
+// A tryLog is what matchAnchored records its tries into, or the tries it
+// may take from the original view, with the leetspeak view's positions.
+type tryLog struct {
+	record *[]anchoredTry
+	known  []anchoredTry
+	leet   []int32
 }
 
 // anchoredBudget is how many bytes the anchored tries of one rule may
@@ -461,21 +487,44 @@ func anchoredBudget(n int) int { return 4*n + 256 }
 // caller searches linearly instead; else -1. So the time stays linear in
 // the text when tries would read far, such as RH-2's from every newline of
 // a long run of white space.
-func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, budget int, emit func(s, e int)) (rest int) {
+//
+// With tl.record, each try that ran to its end is recorded. With tl.known,
+// the leetspeak view's tries take the original view's outcome where it
+// read no leetspeak character: the two views have the same bytes there.
+// (The view reports no match without one, but a match still moves the
+// cursor.) A text of code has digits on many lines, and every newline is a
+// candidate of RH-2 in both views.
+func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, budget int, tl tryLog, emit func(s, e int)) (rest int) {
 	n := len(src)
 	cursor := 0
+	known, leet := tl.known, tl.leet
 	for _, c := range cands {
 		p := int(c)
 		if p < cursor {
 			continue
 		}
-		if budget <= 0 {
-			return p
-		}
 		// The byte before p is the context of ^ and \b.
 		d, from := anchN, p-1
 		if p == 0 {
 			d, from = anch0, 0
+		}
+		for len(known) > 0 && int(known[0].at) < p {
+			known = known[1:]
+		}
+		if len(known) > 0 && int(known[0].at) == p {
+			for len(leet) > 0 && int(leet[0]) < from {
+				leet = leet[1:]
+			}
+			if t := known[0]; len(leet) == 0 || leet[0] >= t.reach {
+				if t.end >= 0 {
+					emit(p, int(t.end))
+					cursor = max(int(t.end), p+1)
+				}
+				continue
+			}
+		}
+		if budget <= 0 {
+			return p
 		}
 		win := n
 		if r.maxLen >= 0 {
@@ -490,10 +539,17 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, c
 			return p
 		}
 		budget -= read + 1
+		if end >= 0 {
+			end += from
+		}
+		if tl.record != nil {
+			// The bytes the try read: up to the one its last thread died
+			// at, or to the window's end, which it took for the text's.
+			*tl.record = append(*tl.record, anchoredTry{int32(p), int32(from + min(read+1, win-from)), int32(end)})
+		}
 		if end < 0 {
 			continue
 		}
-		end += from
 		emit(p, end)
 		cursor = end
 		if end == p {

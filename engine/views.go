@@ -81,6 +81,7 @@ func (e *Engine) collect(st *scanState) {
 		st.enc = c.encodeUnits(st.enc, t.units, &held)
 		orig = view{src: st.enc, held: &held}
 	}
+	orig.keepTries = len(t.leet) > 0
 	c.findLiterals(&orig, st.m)
 	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
 
