@@ -266,21 +266,7 @@ func TestMatchAnchoredBudget(t *testing.T) {
 	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), strings.Repeat(" ", 70) + "\n"}
 	cut, scanned, tried := 0, 0, 0
 	for k := 0; k < 60; k++ {
-		var b strings.Builder
-		for range 1 + rng.IntN(6) {
-			b.WriteString(gaps[rng.IntN(len(gaps))])
-			b.Write(vs[rng.IntN(len(vs))].input(t))
-		}
-		var tx text
-		decodeText([]byte(b.String()), &tx)
-		enc := make([]byte, tx.len())
-		for i := range enc {
-			enc[i] = c.byteOf(tx.at(i))
-		}
-		cands := make([]int32, len(enc))
-		for i := range cands {
-			cands[i] = int32(i)
-		}
+		_, enc, cands := joinVectors(t, c, rng, vs, gaps)
 		for i := range c.rules {
 			r := &c.rules[i]
 			if r.scan0 == nil || !r.hasPrefix {
@@ -324,21 +310,7 @@ func TestMatchAnchoredKnownTries(t *testing.T) {
 	vs := loadVectors(t)
 	taken, tried := 0, 0
 	for k := 0; k < 160; k++ {
-		var b strings.Builder
-		for range 1 + rng.IntN(6) {
-			b.WriteString([]string{"\n", "\n\n", " \n\t", "\n  ", ". "}[rng.IntN(5)])
-			b.Write(vs[rng.IntN(len(vs))].input(t))
-		}
-		var tx text
-		decodeText([]byte(b.String()), &tx)
-		enc := make([]byte, tx.len())
-		for i := range enc {
-			enc[i] = c.byteOf(tx.at(i))
-		}
-		cands := make([]int32, len(enc))
-		for i := range cands {
-			cands[i] = int32(i)
-		}
+		tx, enc, cands := joinVectors(t, c, rng, vs, []string{"\n", "\n\n", " \n\t", "\n  ", ". "})
 		for i := range c.rules {
 			r := &c.rules[i]
 			if r.scan0 == nil || !r.hasPrefix {
@@ -406,4 +378,25 @@ func TestMatchAnchoredKnownTries(t *testing.T) {
 	if taken < 1000 || tried < 1000 {
 		t.Fatalf("%d tries taken, %d tried again: the cases do not exercise both", taken, tried)
 	}
+}
+
+// joinVectors joins one to six conformance vectors' texts, each after one
+// of gaps, and returns the text, its alphabet bytes, and every position
+// as a candidate.
+func joinVectors(t *testing.T, c *compiled, rng *rand.Rand, vs []vector, gaps []string) (tx text, enc []byte, cands []int32) {
+	var b strings.Builder
+	for range 1 + rng.IntN(6) {
+		b.WriteString(gaps[rng.IntN(len(gaps))])
+		b.Write(vs[rng.IntN(len(vs))].input(t))
+	}
+	decodeText([]byte(b.String()), &tx)
+	enc = make([]byte, tx.len())
+	for i := range enc {
+		enc[i] = c.byteOf(tx.at(i))
+	}
+	cands = make([]int32, len(enc))
+	for i := range cands {
+		cands[i] = int32(i)
+	}
+	return tx, enc, cands
 }
