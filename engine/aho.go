@@ -171,10 +171,10 @@ func (ac *ahoCorasick) mark(row uint32, seen []uint64) {
 // and lens describe the literals), plus offset, in the order of their
 // ends: one chain's order, though walk's four chains find them. A text of
 // code has thousands, and sorting them after took a third of its scan.
-// later is scratch for the hits of chains 1 to 3,
-// which are appended once chain 0's are. The starts come once each, in
-// order but for prefixes of different lengths ending close together.
-func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32, later *[]hitAt) {
+// The starts come once each, in order but for prefixes of different
+// lengths ending close together. later is scratch for the hits of chains
+// 1 to 3, which are added once chain 0's are.
+func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32, later *[3][]hitAt) {
 	add := func(row uint32, end int) {
 		s := row / uint32(ac.k)
 		for _, lit := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
@@ -191,27 +191,23 @@ func (ac *ahoCorasick) candidates(text []byte, offset int, col *byteCols, active
 		return
 	}
 	// Chain j reports the hits that end in (j*q+ov, (j+1)*q+ov] (walk),
-	// in order.
-	hits := (*later)[:0]
+	// in order; the last chain's go on to the end of the text.
+	for j := range later {
+		later[j] = later[j][:0]
+	}
 	ac.walk(text, col, func(row uint32, end int) {
 		if end <= q+ac.ov {
 			add(row, end)
 		} else {
-			hits = append(hits, hitAt{row, int32(end)})
+			j := min((end-ac.ov-1)/q, 3)
+			later[j-1] = append(later[j-1], hitAt{row, int32(end)})
 		}
 	})
-	for j := 1; j < 4; j++ {
-		lo, hi := int32(j*q+ac.ov), int32((j+1)*q+ac.ov)
-		if j == 3 {
-			hi = int32(len(text))
-		}
+	for _, hits := range later {
 		for _, h := range hits {
-			if h.end > lo && h.end <= hi {
-				add(h.row, int(h.end))
-			}
+			add(h.row, int(h.end))
 		}
 	}
-	*later = hits
 }
 
 // hitAt is a hit of walk: the row offset of the state and where it ends.

@@ -136,7 +136,7 @@ func TestCandidatesChains(t *testing.T) {
 	check := func(enc []byte) {
 		t.Helper()
 		got := make([][]int32, len(c.rules))
-		var later []hitAt
+		var later [3][]hitAt
 		ac.candidates(enc, 0, &ac.col, active, c.prefixRules, c.prefixLens, got, &later)
 		want := make([][]int32, len(c.rules))
 		ac.resume(enc, 0, 0, &ac.col, func(row uint32, end int) {

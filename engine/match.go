@@ -28,7 +28,7 @@ type matcher struct {
 	full, near []bool
 	nkept      []int // for a rule near: how many of cands are the kept ones
 	merged     []int32
-	later      []hitAt         // candidates' scratch
+	later      [3][]hitAt      // candidates' scratch
 	tries      [][]anchoredTry // per rule, for keepTries
 	runes      []rune
 	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
