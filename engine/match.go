@@ -465,6 +465,25 @@ type tryLog struct {
 	leet   []int32
 }
 
+// take returns the end of the known try at candidate p, whose context byte
+// is at from, if it read no leetspeak character (-1: it found no match).
+// The candidates come in increasing order.
+func (tl *tryLog) take(p, from int) (end int, ok bool) {
+	for len(tl.known) > 0 && int(tl.known[0].at) < p {
+		tl.known = tl.known[1:]
+	}
+	if len(tl.known) == 0 || int(tl.known[0].at) != p {
+		return 0, false
+	}
+	for len(tl.leet) > 0 && int(tl.leet[0]) < from {
+		tl.leet = tl.leet[1:]
+	}
+	if t := tl.known[0]; len(tl.leet) == 0 || tl.leet[0] >= t.reach {
+		return int(t.end), true
+	}
+	return 0, false
+}
+
 // anchoredBudget is how many bytes the anchored tries of one rule may
 // read in a view of n bytes before the linear search takes over. A try's
 // byte is a cached DFA transition, a few nanoseconds; the linear search
@@ -497,7 +516,6 @@ func anchoredBudget(n int) int { return 4*n + 256 }
 func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, cands []int32, budget int, tl tryLog, emit func(s, e int)) (rest int) {
 	n := len(src)
 	cursor := 0
-	known, leet := tl.known, tl.leet
 	for _, c := range cands {
 		p := int(c)
 		if p < cursor {
@@ -508,53 +526,40 @@ func matchAnchored(r *rule, anch0, anchN *dfaCache, src []byte, kind viewKind, c
 		if p == 0 {
 			d, from = anch0, 0
 		}
-		for len(known) > 0 && int(known[0].at) < p {
-			known = known[1:]
-		}
-		if len(known) > 0 && int(known[0].at) == p {
-			for len(leet) > 0 && int(leet[0]) < from {
-				leet = leet[1:]
+		end, known := tl.take(p, from)
+		if !known {
+			if budget <= 0 {
+				return p
 			}
-			if t := known[0]; len(leet) == 0 || leet[0] >= t.reach {
-				if t.end >= 0 {
-					emit(p, int(t.end))
-					cursor = max(int(t.end), p+1)
-				}
-				continue
+			win := n
+			if r.maxLen >= 0 {
+				win = min(n, p+r.maxLen+1)
 			}
-		}
-		if budget <= 0 {
-			return p
-		}
-		win := n
-		if r.maxLen >= 0 {
-			win = min(n, p+r.maxLen+1)
-		}
-		cut := from+budget < win
-		if cut {
-			win = from + budget
-		}
-		end, read := d.end(src[from:win], kind)
-		if cut && read == win-from {
-			return p
-		}
-		budget -= read + 1
-		if end >= 0 {
-			end += from
-		}
-		if tl.record != nil {
-			// The bytes the try read: up to the one its last thread died
-			// at, or to the window's end, which it took for the text's.
-			*tl.record = append(*tl.record, anchoredTry{int32(p), int32(from + min(read+1, win-from)), int32(end)})
+			cut := from+budget < win
+			if cut {
+				win = from + budget
+			}
+			var read int
+			end, read = d.end(src[from:win], kind)
+			if cut && read == win-from {
+				return p
+			}
+			budget -= read + 1
+			if end >= 0 {
+				end += from
+			}
+			if tl.record != nil {
+				// The bytes the try read: up to the one its last thread
+				// died at, or to the window's end, which it took for the
+				// text's.
+				*tl.record = append(*tl.record, anchoredTry{int32(p), int32(from + min(read+1, win-from)), int32(end)})
+			}
 		}
 		if end < 0 {
 			continue
 		}
 		emit(p, end)
-		cursor = end
-		if end == p {
-			cursor++
-		}
+		cursor = end // the candidates are distinct: an empty match needs no step past it
 	}
 	return -1
 }
