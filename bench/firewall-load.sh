@@ -30,6 +30,8 @@
 # "compare": two builds measured this way see the same moments of the
 # machine, so their ratio is far steadier than two runs of the script (on a
 # shared machine those wander by 5-10%).
+# FIREWALL_OPTIONS: Caddyfile lines for the prompt_firewall block of both
+# builds (e.g. "safe_cache off" to scan every message of every request).
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 
@@ -42,6 +44,7 @@ headers=${HEADERS:-sdk}
 base=${PORT_BASE:-19100}
 up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2)) cmp_port=$((base + 3))
 compare=${COMPARE:-}
+fw_options=${FIREWALL_OPTIONS:-}
 
 tmp=$(mktemp -d)
 pids=()
@@ -81,7 +84,13 @@ start() {
 	printf '{\n\tadmin off\n\tpersist_config off\n}\n' >"$tmp/Caddyfile.$name"
 	for site in "$@"; do
 		printf '\nhttp://127.0.0.1:%s {\n' "${site#*:}"
-		[ "${site%%:*}" = firewall ] && printf '\tprompt_firewall\n'
+		if [ "${site%%:*}" = firewall ]; then
+			if [ -n "$fw_options" ]; then
+				printf '\tprompt_firewall {\n%s\n\t}\n' "$fw_options"
+			else
+				printf '\tprompt_firewall\n'
+			fi
+		fi
 		printf '\treverse_proxy 127.0.0.1:%s\n}\n' "$up_port"
 	done >>"$tmp/Caddyfile.$name"
 	XDG_DATA_HOME=$tmp/data.$name XDG_CONFIG_HOME=$tmp/config.$name \
