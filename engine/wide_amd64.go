@@ -3,10 +3,13 @@ package engine
 import "unsafe"
 
 // The hit buffer's size, and how much of it a call keeps free: a block of
-// four steps adds at most four hits per chain.
+// four steps adds at most four hits per chain. The buffer has wideHitPad
+// entries more, as each group's hits are stored as a whole register of
+// sixteen whatever their number.
 const (
 	wideHits    = 1024
 	wideHitRoom = 4 * wideLanes
+	wideHitPad  = 16
 )
 
 // wideState is what the kernel reads and writes; wide_amd64.s knows its
@@ -55,7 +58,7 @@ func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool 
 		return false
 	}
 	var w wideState
-	var hits [wideHits]uint32
+	var hits [wideHits + wideHitPad]uint32
 	for b := range w.cols {
 		w.cols[b] = byte(col[b])
 	}
