@@ -3,13 +3,13 @@ package engine
 import "unsafe"
 
 // The hit buffer's size, and how much of it a call keeps free: a block of
-// four steps adds at most four hits per chain. The buffer has wideHitPad
-// entries more, as each group's hits are stored as a whole register of
-// sixteen whatever their number.
+// four steps adds at most four hits per chain. Each group's hits are stored
+// as a whole register of sixteen, whatever their number; that stays inside
+// the room too: it holds sixteen entries per group and step of the block,
+// and the stores before one filled at most the entries of theirs.
 const (
 	wideHits    = 1024
 	wideHitRoom = 4 * wideLanes
-	wideHitPad  = 16
 )
 
 // wideState is what the kernel reads and writes; wide_amd64.s knows its
@@ -53,12 +53,18 @@ func wideWalkBuf(w *wideState, from, to int) int
 // ASCII text's own, or alphabet bytes), and any byte would still read as
 // some column, so that no load can leave the table.
 func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool {
+	var hits [wideHits]uint32
+	return ac.scanWideBuf(text, col, seen, &hits)
+}
+
+// scanWideBuf is scanWide with the hit buffer given, so that a test can
+// place it against a page that cannot be written.
+func (ac *ahoCorasick) scanWideBuf(text []byte, col *byteCols, seen []uint64, hits *[wideHits]uint32) bool {
 	n := len(text)
 	if !haveWide || n < wideMinLen || ac.k > 256 || n >= 1<<31 || wideStride(n, ac.ov) < 4*ac.ov {
 		return false
 	}
 	var w wideState
-	var hits [wideHits + wideHitPad]uint32
 	for b := range w.cols {
 		w.cols[b] = byte(col[b])
 	}

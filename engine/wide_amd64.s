@@ -39,8 +39,9 @@
 	VPGATHERDD (AX)(S*4), K1, R
 
 // The states with outputs of one group, appended to the hit buffer:
-// compressed in a register and stored whole (wideHitPad), which took 2-3%
-// off BenchmarkKeywords' wide runs against VPCOMPRESSD to memory.
+// compressed in a register and stored whole (within wideHitRoom, see
+// wideHits), which took 2-3% off BenchmarkKeywords' wide runs against
+// VPCOMPRESSD to memory.
 #define KEEP(R, K) \
 	VPCOMPRESSD R, K, Z16; \
 	VMOVDQU32 Z16, (CX)(SI*4); \
