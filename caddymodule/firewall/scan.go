@@ -79,10 +79,9 @@ func appendNew(list []string, s string) []string {
 }
 
 // replacements maps each flagged text to its sanitized copy, for Rewrite.
-// The copies are the results' own bytes, not copied again: the engine
-// hands each result a Sanitized that nothing modifies (the input itself
-// when nothing was replaced), and a long document's copy is as long as the
-// document.
+// The strings share the results' bytes, which no one writes (Result.Sanitized
+// is read-only by its contract, and nothing here keeps it past the request):
+// a copy would cost as much as the document again.
 func (o *outcome) replacements() map[int]string {
 	repl := make(map[int]string, len(o.flagged))
 	for _, fl := range o.flagged {
