@@ -62,7 +62,9 @@
 //     AVX-512 VBMI one kernel does both in one pass (classify_amd64.s), and
 //     another widens the ASCII blocks of a text that is not ASCII to its
 //     units. Each has a portable loop, which its tests hold it to, as they
-//     hold the kernels to loops written from the definitions.
+//     hold the kernels to loops written from the definitions. The build
+//     tag purego leaves every kernel out, as the standard library's does,
+//     so that the portable loops can be tested on any processor.
 //   - A text that is not ASCII is searched for base64 runs in its bytes (a
 //     token is ASCII), and a rule that needs a character the text lacks
 //     (OB-1's invisible ones) is not tried.

@@ -1,7 +1,5 @@
 package engine
 
-import "golang.org/x/sys/cpu"
-
 // The keyword automaton over a long text, 64 chains at once with AVX-512
 // (wide_amd64.go and .s; elsewhere scanWide declines and the four chains
 // walk).
@@ -27,10 +25,6 @@ const wideLanes = 64
 // the four chains: 0.9x at 4 KiB, 1.3x at 6 KiB, 2.1x at 16 KiB, 3x at
 // 256 KiB.
 const wideMinLen = 6 << 10
-
-// haveWide reports whether the processor has the instructions the kernel
-// uses: AVX-512 F and BW, and VBMI for the byte permute.
-var haveWide = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 // wideStride is the distance between the chains' starts in a text of n
 // bytes, for literals of up to ov+1 bytes: the last chain, which walks to

@@ -1,6 +1,16 @@
+//go:build !purego
+
 package engine
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// haveWide reports whether the processor has the instructions the kernel
+// uses: AVX-512 F and BW, and VBMI for the byte permute.
+var haveWide = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 // The hit buffer's size, and how much of it a call keeps free: a block of
 // four steps adds at most four hits per chain. Each group's hits are stored

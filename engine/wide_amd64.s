@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // The layout of wideState (wide_amd64.go, TestWideStateLayout).

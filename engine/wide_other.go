@@ -1,6 +1,9 @@
-//go:build !amd64
+//go:build !amd64 || purego
 
 package engine
+
+// haveWide: the wide chains are amd64 only, and not built with purego.
+const haveWide = false
 
 // scanWide: the wide chains are amd64 only (wide_amd64.go).
 func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool { return false }

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // STOPS sets each byte of OUT to 0xFF where IN's byte is a stop byte, with
