@@ -12,9 +12,14 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("prompt_firewall", parseCaddyfile)
-	// The firewall must see the body before the proxy sends it on: with
-	// this order a site block needs no `order` line.
-	httpcaddyfile.RegisterDirectiveOrder("prompt_firewall", httpcaddyfile.Before, "reverse_proxy")
+	// The firewall must see the body before anything can send it on: before
+	// the routing directives (invoke, handle, handle_path, route), whose
+	// blocks hold the reverse_proxy of most sites, so a site-level
+	// prompt_firewall guards every request of the site, and inside such a
+	// block before its reverse_proxy. It comes after the directives that
+	// rewrite the request (rewrite, uri, request_header, request_body), so
+	// it reads what the upstream will get. No `order` line is needed.
+	httpcaddyfile.RegisterDirectiveOrder("prompt_firewall", httpcaddyfile.Before, "invoke")
 }
 
 func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
