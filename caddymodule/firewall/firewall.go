@@ -18,7 +18,7 @@
 //     forwarded encoded: a sanitized one goes upstream as identity.
 //   - Refusals (413 too large, 400 invalid JSON or encoding, 415 unknown
 //     encoding) and blocks answer in the API family's error shape (OpenAI's
-//     for OpenAI, Ollama and generic JSON; Anthropic's; Gemini's) with
+//     for OpenAI and generic JSON; Anthropic's; Gemini's; Ollama's) with
 //     X-Should-Retry: false. The family comes from the parsed API, or from
 //     the path and the anthropic-version header when the body did not parse.
 //   - The OpenAI error's param is the path of the first text that has the

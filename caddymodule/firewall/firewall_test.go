@@ -515,14 +515,36 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 }
 
-// TestOtherAPIs: Ollama, legacy completions, embeddings and any other JSON
-// are scanned too; their blocks use the OpenAI error shape.
+// TestOllamaErrorShape: Ollama's own API answers {"error": "<message>"},
+// which its clients show; blocks and refusals of its paths use that shape.
+func TestOllamaErrorShape(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	q := strconv.Quote(malText)
+	for _, tc := range []struct{ name, path, body, want string }{
+		{"chat", "/api/chat", `{"model":"llama3","messages":[{"role":"user","content":` + q + `}]}`, "prompt injection detected (rules IO-1"},
+		{"generate", "/api/generate", `{"model":"llama3","prompt":` + q + `}`, "prompt injection detected (rules IO-1"},
+		{"refused before parsing", "/api/chat", `{"model":"llama3","messages":[`, "not valid JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := fx.do(t, post(tc.path, tc.body))
+			var e map[string]any
+			if err := json.Unmarshal(res.rec.Body.Bytes(), &e); err != nil || res.up.called || res.rec.Code != 400 {
+				t.Fatalf("%d %s", res.rec.Code, res.rec.Body)
+			}
+			msg, ok := e["error"].(string)
+			if !ok || len(e) != 1 || !strings.Contains(msg, tc.want) {
+				t.Errorf("body %s, want {\"error\": \"...%s...\"}", res.rec.Body, tc.want)
+			}
+		})
+	}
+}
+
+// TestOtherAPIs: legacy completions, embeddings and any other JSON are
+// scanned too; their blocks use the OpenAI error shape.
 func TestOtherAPIs(t *testing.T) {
 	fx := newFixture(t, &Firewall{})
 	q := strconv.Quote(malText)
 	for _, tc := range []struct{ name, path, body, param string }{
-		{"ollama chat", "/api/chat", `{"model":"llama3","messages":[{"role":"user","content":` + q + `}]}`, "messages[0].content"},
-		{"ollama generate", "/api/generate", `{"model":"llama3","prompt":` + q + `}`, "prompt"},
 		{"completions", "/v1/completions", `{"model":"x","prompt":["hi",` + q + `]}`, "prompt[1]"},
 		{"embeddings", "/v1/embeddings", `{"model":"x","input":` + q + `}`, "input"},
 		{"any JSON", "/internal/agent/run", `{"task":{"notes":["ok",{"deep":` + q + `}]}}`, "task.notes[1].deep"},

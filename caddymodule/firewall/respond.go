@@ -12,6 +12,7 @@ const (
 	familyOpenAI    = "openai"
 	familyAnthropic = "anthropic"
 	familyGemini    = "gemini"
+	familyOllama    = "ollama"
 )
 
 // CodePromptInjection is the OpenAI-shape error code of a blocked request.
@@ -29,6 +30,9 @@ func familyFromRequest(r *http.Request) string {
 	last := p[strings.LastIndexByte(p, '/')+1:]
 	if strings.Contains(p, "/models/") && strings.Contains(last, ":") {
 		return familyGemini
+	}
+	if strings.HasSuffix(p, "/api/chat") || strings.HasSuffix(p, "/api/generate") {
+		return familyOllama
 	}
 	return familyOpenAI
 }
@@ -77,6 +81,13 @@ type anthropicError struct {
 	} `json:"error"`
 }
 
+// ollamaError is the shape Ollama's own API answers errors in; its
+// clients show the message, where an OpenAI-shaped object would read as
+// "[object Object]".
+type ollamaError struct {
+	Error string `json:"error"`
+}
+
 type geminiError struct {
 	Error struct {
 		Code    int    `json:"code"`
@@ -85,8 +96,8 @@ type geminiError struct {
 	} `json:"error"`
 }
 
-// writeError writes one JSON error. OpenAI's shape serves the openai,
-// ollama and generic families: it is what OpenAI-compatible clients parse.
+// writeError writes one JSON error. OpenAI's shape serves the openai and
+// generic families: it is what OpenAI-compatible clients parse.
 func writeError(w http.ResponseWriter, family string, status int, typ, code, param, msg string) {
 	var v any
 	switch family {
@@ -95,6 +106,8 @@ func writeError(w http.ResponseWriter, family string, status int, typ, code, par
 		e.Type = "error"
 		e.Error.Type, e.Error.Message = typ, msg
 		v = e
+	case familyOllama:
+		v = ollamaError{Error: msg}
 	case familyGemini:
 		var e geminiError
 		e.Error.Code, e.Error.Message, e.Error.Status = status, msg, "INVALID_ARGUMENT"
