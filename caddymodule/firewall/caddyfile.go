@@ -39,6 +39,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    roles         <role...>|all
 //	    max_body      <size>
 //	    safe_cache    <entries>|off
+//	    rule          <id> block|sanitize|log|off
+//	    category      <name> block|sanitize|log|off
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
@@ -47,6 +49,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // tool, function, system, developer, assistant; all is every one);
 // max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
 // safe_cache to 65536 entries (off: scan every text of every request).
+// rule and category, each repeatable, set the action of one rule's or one
+// category's matches (off: no action, still reported); a rule's action
+// overrides its category's, which overrides on_malicious and on_suspicious,
+// and a request takes the strongest action of its matches.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -115,6 +121,26 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("safe_cache: want a number of entries from 1 to %d, or off; got '%s'", maxSafeCache, s)
 			}
 			f.SafeCache = n
+		case "rule", "category":
+			what := d.Val()
+			var name, action string
+			if !d.AllArgs(&name, &action) {
+				return d.ArgErr()
+			}
+			if _, ok := parseAction(action); !ok {
+				return d.Errf("%s %s: unknown action '%s' (want block, sanitize, log or off)", what, name, action)
+			}
+			m := &f.RuleActions
+			if what == "category" {
+				m = &f.CategoryActions
+			}
+			if *m == nil {
+				*m = map[string]string{}
+			}
+			if _, dup := (*m)[name]; dup {
+				return d.Errf("%s %s: given twice", what, name)
+			}
+			(*m)[name] = action
 		default:
 			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
 		}

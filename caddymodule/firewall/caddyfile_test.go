@@ -34,6 +34,9 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"rulebook two args", "prompt_firewall {\n rulebook a b\n}", "wrong argument count"},
 		{"unknown option", "prompt_firewall {\n mode strict\n}", "unrecognized prompt_firewall subdirective 'mode'"},
 		{"inline argument", "prompt_firewall strict", "wrong argument count"},
+		{"rule without action", "prompt_firewall {\n rule EX-3\n}", "wrong argument count"},
+		{"rule unknown action", "prompt_firewall {\n rule EX-3 drop\n}", "rule EX-3: unknown action 'drop' (want block, sanitize, log or off)"},
+		{"category twice", "prompt_firewall {\n category obfuscation off\n category obfuscation log\n}", "category obfuscation: given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f Firewall

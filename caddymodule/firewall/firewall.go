@@ -140,7 +140,24 @@ type Firewall struct {
 	// any match are scanned every time; no text is stored. Default: 65536.
 	SafeCache int `json:"safe_cache,omitempty"`
 
+	// RuleActions sets the action of one rule's matches, by rule id:
+	// "block", "sanitize", "log" or "off" (its matches lead to no action,
+	// but are still reported). It overrides CategoryActions, which overrides
+	// on_malicious and on_suspicious (which apply by a match's severity). A
+	// request takes the strongest action of its matches (block, then
+	// sanitize, then log); a sanitized copy replaces the matches whose
+	// action is sanitize or block, and keeps the others. The verdict header,
+	// the logs and the metrics keep the rulebook's exact verdict. Each id
+	// must be in the rulebook. Default: none.
+	RuleActions map[string]string `json:"rule_actions,omitempty"`
+
+	// CategoryActions sets the action of the matches of one category, by
+	// category name, with the values of RuleActions. Each name must be in
+	// the rulebook. Default: none.
+	CategoryActions map[string]string `json:"category_actions,omitempty"`
+
 	engine   *engine.Engine
+	policy   *policy
 	handle   *enginepool.Handle
 	rulesID  string
 	roles    []string // scanned besides RoleUnknown; nil with allRoles
@@ -212,6 +229,10 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	}
 	f.handle, f.engine = h, h.Engine
 	f.rulesID = h.Engine.Rulebook().ID
+	if f.policy, err = newPolicy(f, h.Engine.Rulebook()); err != nil {
+		h.Release()
+		return err
+	}
 
 	f.metrics, err = registerMetrics(ctx.GetMetricsRegistry())
 	return err
@@ -325,7 +346,11 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	out := f.scan(req, client)
 	f.metrics.observeScan(time.Since(start), out)
 
-	action := f.actionFor(out.verdict)
+	act, repl := out.act, map[int]string(nil)
+	if act == doSanitize {
+		repl, act = f.sanitize(req, out)
+	}
+	action := act.name()
 	f.label(r, out, action)
 	if out.verdict != engine.Safe {
 		f.logFlagged(r, req, out, action)
@@ -340,7 +365,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		writeBlock(w, fam, out)
 		return nil
 	case ActionSanitize:
-		setBody(r, req.Rewrite(out.replacements()))
+		setBody(r, req.Rewrite(repl))
 		if decoded {
 			// The upstream gets the decoded, rewritten body as identity.
 			r.Header.Del("Content-Encoding")
@@ -376,17 +401,6 @@ func asciiEqualFold(a, b string) bool {
 		}
 	}
 	return true
-}
-
-// actionFor maps a request verdict to the configured action.
-func (f *Firewall) actionFor(v engine.Verdict) string {
-	switch v {
-	case engine.Malicious:
-		return f.OnMalicious
-	case engine.Suspicious:
-		return f.OnSuspicious
-	}
-	return actionPass
 }
 
 // pass forwards a request that has nothing to scan.

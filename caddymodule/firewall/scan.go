@@ -3,7 +3,6 @@ package firewall
 import (
 	"net"
 	"net/http"
-	"unsafe"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -18,11 +17,14 @@ type flagged struct {
 	path  string // JSON path, e.g. messages[2].content
 	role  string
 	res   engine.Result
+	act   action // the strongest of its matches' actions
 }
 
 // outcome is the scan of one request.
 type outcome struct {
 	verdict    engine.Verdict // the worst of its texts'
+	act        action         // the strongest of its texts' actions
+	blockedAt  string         // the path of the text that decided a block
 	flagged    []flagged      // in text order
 	rules      []string       // distinct rule ids, in order of first match
 	categories []string       // distinct categories, in order of first match
@@ -59,7 +61,12 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		if res.Verdict.Rank() > o.verdict.Rank() {
 			o.verdict = res.Verdict
 		}
-		o.flagged = append(o.flagged, flagged{index: i, path: t.Path, role: t.Role, res: res})
+		act := f.policy.strongest(res.Matches)
+		if act == doBlock && o.act < doBlock {
+			o.blockedAt = t.Path
+		}
+		o.act = max(o.act, act)
+		o.flagged = append(o.flagged, flagged{index: i, path: t.Path, role: t.Role, res: res, act: act})
 		for _, m := range res.Matches {
 			o.rules = appendNew(o.rules, m.Rule)
 			o.categories = appendNew(o.categories, m.Category)
@@ -78,29 +85,49 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// replacements maps each flagged text to its sanitized copy, for Rewrite.
+// maxSanitizeRounds bounds how often a text is sanitized before a copy in
+// which a match still acts blocks the request instead.
+const maxSanitizeRounds = 3
+
+// sanitize returns the sanitized copies of the flagged texts whose matches
+// act, for Rewrite, and the request's action: sanitize, or block when a
+// copy cannot be made clean. Each copy is scanned again, since replacing a
+// span can join the text around it into a new match ("ignore all ignore
+// all previous instructions previous instructions"): a copy that would be
+// blocked blocks the request; one that would be sanitized is sanitized
+// again, up to maxSanitizeRounds.
+//
 // The strings share the results' bytes, which no one writes (Result.Sanitized
 // is read-only by its contract, and nothing here keeps it past the request):
 // a copy would cost as much as the document again.
-func (o *outcome) replacements() map[int]string {
+func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, action) {
 	repl := make(map[int]string, len(o.flagged))
-	for _, fl := range o.flagged {
-		b := fl.res.Sanitized
-		repl[fl.index] = unsafe.String(unsafe.SliceData(b), len(b))
+	for i := range o.flagged {
+		fl := &o.flagged[i]
+		if fl.act < doSanitize {
+			continue
+		}
+		text, res := req.Texts[fl.index].Value, fl.res
+		for round := 1; ; round++ {
+			text = f.policy.sanitized(f.engine, text, &res)
+			res = f.engine.ScanString(text)
+			act := f.policy.strongest(res.Matches)
+			if act < doSanitize {
+				break
+			}
+			if act == doBlock || round == maxSanitizeRounds {
+				o.blockedAt = fl.path
+				return nil, doBlock
+			}
+		}
+		repl[fl.index] = text
 	}
-	return repl
+	return repl, doSanitize
 }
 
-// param is the path of the first text with the request's verdict: the text
-// that decided the action, reported as the OpenAI error's param.
-func (o *outcome) param() string {
-	for _, fl := range o.flagged {
-		if fl.res.Verdict == o.verdict {
-			return fl.path
-		}
-	}
-	return ""
-}
+// param is the path of the text that decided a block, reported as the
+// OpenAI error's param.
+func (o *outcome) param() string { return o.blockedAt }
 
 // logFlagged writes the one warn entry of a flagged request: what matched
 // and where, never the text. The URL's path is logged without its query,
