@@ -10,6 +10,10 @@
 //	    the same machine; prints throughput and latency percentiles per
 //	    target and size (median round), and the firewall/plain ratios:
 //	    the median of the rounds' own ratios, and their range.
+//	fwload verdicts -upstream ADDR -corpus FILE -target old=URL -target new=URL
+//	    sends every body of a corpus through two firewall sites (in log
+//	    mode, in front of its own upstream) and counts how their verdicts
+//	    differ (bench/verdicts.sh).
 //
 // The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
 // chat, "256k" its 256 KiB long-context message, "256k-doc" the same with
@@ -54,6 +58,8 @@ func main() {
 		upstream(os.Args[2:])
 	case "load":
 		load(os.Args[2:])
+	case "verdicts":
+		verdicts(os.Args[2:])
 	case "body":
 		// fwload body 4k: print a benchmark body, to inspect or reuse.
 		b, err := body(os.Args[2])
@@ -63,7 +69,7 @@ func main() {
 		}
 		os.Stdout.Write(b)
 	default:
-		fmt.Fprintln(os.Stderr, "usage: fwload upstream|load|body [flags]")
+		fmt.Fprintln(os.Stderr, "usage: fwload upstream|load|verdicts|body [flags]")
 		os.Exit(2)
 	}
 }
