@@ -1,0 +1,334 @@
+package filetext
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"context"
+	"encoding/ascii85"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// The PDF library trusts sizes it reads: it allocates an xref table of /Size entries,
+// grows it to the largest /Index or xref subsection entry, loops /N times over an object
+// stream, and decodes streams without bound. preCheck over-approximates each of these on
+// the raw bytes before the library is called: every occurrence counts, even inside
+// strings, comments or binary data, so that no lexing disagreement can hide one.
+
+// maxObjectID bounds object numbers: a real file spends several bytes per object, so
+// ids beyond a quarter of the file size plus a margin are hostile, and the xref table
+// the library allocates stays proportional to the input.
+func maxObjectID(data []byte) int64 { return 4096 + int64(len(data))/4 }
+
+// preCheck returns ErrLimit or ErrMalformed for a file the library must not see.
+func preCheck(ctx context.Context, data []byte, budget *budget) error {
+	maxID := maxObjectID(data)
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '/':
+			name, end := lexName(data, i+1)
+			if err := checkName(data, name, end, maxID); err != nil {
+				return err
+			}
+		case 'x':
+			if bytes.HasPrefix(data[i:], []byte("xref")) && (i == 0 || !isRegular(data[i-1])) {
+				if err := checkXrefTable(data, i+4, maxID); err != nil {
+					return err
+				}
+			}
+		case 's':
+			if bytes.HasPrefix(data[i:], []byte("stream")) {
+				if err := checkStream(ctx, data, i+len("stream"), budget); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkName(data []byte, name string, end int, maxID int64) error {
+	switch name {
+	case "Size", "N":
+		pos := skipSpace(data, end)
+		v, next, ok := lexInt(data, pos)
+		if !ok {
+			return nil
+		}
+		if v > maxID {
+			return fmt.Errorf("%w: /%s %d", ErrLimit, name, v)
+		}
+		// An indirect count cannot be checked here; real files write them directly.
+		if _, next2, ok := lexInt(data, skipSpace(data, next)); ok {
+			if p := skipSpace(data, next2); p < len(data) && data[p] == 'R' && (p+1 == len(data) || !isRegular(data[p+1])) {
+				return fmt.Errorf("%w: indirect /%s", ErrMalformed, name)
+			}
+		}
+	case "Index":
+		pos := skipSpace(data, end)
+		if pos >= len(data) || data[pos] != '[' {
+			return nil
+		}
+		for pos = skipSpace(data, pos+1); ; pos = skipSpace(data, pos) {
+			v, next, ok := lexInt(data, pos)
+			if !ok {
+				return nil
+			}
+			if v > maxID {
+				return fmt.Errorf("%w: /Index entry %d", ErrLimit, v)
+			}
+			pos = next
+		}
+	}
+	return nil
+}
+
+// checkXrefTable bounds the subsection headers of a cross-reference table: "start count"
+// followed by count entries of three tokens.
+func checkXrefTable(data []byte, pos int, maxID int64) error {
+	for {
+		start, next, ok := lexInt(data, skipSpace(data, pos))
+		if !ok {
+			return nil
+		}
+		count, next, ok := lexInt(data, skipSpace(data, next))
+		if !ok {
+			return nil
+		}
+		if start > maxID || count > maxID {
+			return fmt.Errorf("%w: xref subsection %d %d", ErrLimit, start, count)
+		}
+		pos = next
+		for range 3 * count {
+			pos = skipToken(data, skipSpace(data, pos))
+		}
+	}
+}
+
+// checkStream decodes the stream data that would start after a "stream" keyword, layer
+// by layer as long as a layer's output is zlib or ASCII85, and charges its size to the
+// budget. Data that is not compressed costs nothing: the library reads it as it is.
+func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
+	switch {
+	case bytes.HasPrefix(data[pos:], []byte("\r\n")):
+		pos += 2
+	case pos < len(data) && (data[pos] == '\n' || data[pos] == '\r'):
+		pos++
+	default:
+		return nil
+	}
+	var r io.Reader = bytes.NewReader(data[pos:])
+	layers := 0
+	for ; layers < 8; layers++ {
+		br := bufio.NewReader(r)
+		head, _ := br.Peek(2)
+		r = br
+		if len(head) == 2 && isZlibHeader(head[0], head[1]) {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				break
+			}
+			r = zr
+			continue
+		}
+		if layers > 0 || len(head) == 0 || !isASCII85Start(head[0]) {
+			break
+		}
+		r = ascii85.NewDecoder(&ascii85Body{r: br})
+	}
+	if layers == 0 {
+		return nil
+	}
+	_, err := io.Copy(&budgetWriter{ctx: ctx, b: b}, r)
+	if errors.Is(err, ErrLimit) || errors.Is(err, ErrTimeout) {
+		return err
+	}
+	// A corrupt stream is the library's to report, when and if it reads it.
+	return nil
+}
+
+func isZlibHeader(cmf, flg byte) bool {
+	return cmf&0x0F == 8 && cmf>>4 <= 7 && (uint16(cmf)<<8|uint16(flg))%31 == 0
+}
+
+func isASCII85Start(c byte) bool { return c >= '!' && c <= 'u' || c == 'z' }
+
+// ascii85Body yields ASCII85 data up to its "~>" end marker, without whitespace.
+type ascii85Body struct {
+	r    *bufio.Reader
+	done bool
+}
+
+func (a *ascii85Body) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && !a.done {
+		c, err := a.r.ReadByte()
+		if err != nil {
+			a.done = true
+			break
+		}
+		switch {
+		case c == '~':
+			a.done = true
+		case isASCII85Start(c):
+			p[n] = c
+			n++
+		case isSpace(c):
+		default:
+			a.done = true
+		}
+	}
+	if n == 0 && a.done {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// budget is the decompressed bytes one extraction may still decode, shared by the
+// pre-check and the content streams.
+type budget struct {
+	left     int64
+	deadline time.Time
+}
+
+func (b *budget) charge(ctx context.Context, n int) error {
+	b.left -= int64(n)
+	if b.left < 0 {
+		return fmt.Errorf("%w: decompressed bytes", ErrLimit)
+	}
+	return checkTime(ctx, b.deadline)
+}
+
+func checkTime(ctx context.Context, deadline time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	}
+	if time.Now().After(deadline) {
+		return ErrTimeout
+	}
+	return nil
+}
+
+type budgetWriter struct {
+	ctx context.Context
+	b   *budget
+}
+
+func (w *budgetWriter) Write(p []byte) (int, error) {
+	if err := w.b.charge(w.ctx, len(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// guardedFile is the io.ReaderAt the library reads the file through. Once the time
+// budget is spent every read fails, so that whatever loop the library is in ends at
+// its next read; err keeps the reason for the caller.
+type guardedFile struct {
+	ctx      context.Context
+	data     []byte
+	deadline time.Time
+	err      error
+}
+
+func (g *guardedFile) ReadAt(p []byte, off int64) (int, error) {
+	if g.err == nil {
+		g.err = checkTime(g.ctx, g.deadline)
+	}
+	if g.err != nil {
+		return 0, g.err
+	}
+	if off < 0 || off >= int64(len(g.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, g.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Lexing helpers shared with the content-stream interpreter.
+
+func isSpace(c byte) bool {
+	switch c {
+	case 0, '\t', '\n', '\f', '\r', ' ':
+		return true
+	}
+	return false
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case '(', ')', '<', '>', '[', ']', '{', '}', '/', '%':
+		return true
+	}
+	return false
+}
+
+func isRegular(c byte) bool { return !isSpace(c) && !isDelim(c) }
+
+// skipSpace skips whitespace and comments.
+func skipSpace(data []byte, pos int) int {
+	for pos < len(data) {
+		switch {
+		case isSpace(data[pos]):
+			pos++
+		case data[pos] == '%':
+			for pos < len(data) && data[pos] != '\n' && data[pos] != '\r' {
+				pos++
+			}
+		default:
+			return pos
+		}
+	}
+	return pos
+}
+
+func skipToken(data []byte, pos int) int {
+	if pos < len(data) && !isRegular(data[pos]) {
+		return pos + 1
+	}
+	for pos < len(data) && isRegular(data[pos]) {
+		pos++
+	}
+	return pos
+}
+
+// lexInt reads a non-negative integer token at pos; it fails on reals and signs, which
+// the library's counts never take as integers.
+func lexInt(data []byte, pos int) (int64, int, bool) {
+	end := pos
+	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+		end++
+	}
+	if end == pos || end < len(data) && isRegular(data[end]) {
+		return 0, pos, false
+	}
+	v, err := strconv.ParseInt(string(data[pos:min(end, pos+19)]), 10, 64)
+	if err != nil || end-pos > 18 {
+		v = 1<<63 - 1
+	}
+	return v, end, true
+}
+
+// lexName reads a name after its slash, decoding #xx escapes as the library does.
+func lexName(data []byte, pos int) (string, int) {
+	var b []byte
+	for pos < len(data) && isRegular(data[pos]) && len(b) < 128 {
+		c := data[pos]
+		if c == '#' && pos+2 < len(data) {
+			if v, err := strconv.ParseUint(string(data[pos+1:pos+3]), 16, 8); err == nil {
+				c = byte(v)
+				pos += 2
+			}
+		}
+		b = append(b, c)
+		pos++
+	}
+	return string(b), pos
+}
