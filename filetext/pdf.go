@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -189,19 +190,21 @@ func (x *pdfExtractor) annotations(annots, resources pdf.Value) error {
 }
 
 // readContents returns the decoded bytes of a page's content stream, or of its array of
-// streams joined (a token may span two of them), charged to the budget.
+// streams joined by a space as pdfium joins them (an operator's operands may be in the
+// stream before it), charged to the budget.
 func (x *pdfExtractor) readContents(v pdf.Value) ([]byte, error) {
 	var buf bytes.Buffer
 	switch v.Kind() {
 	case pdf.Stream:
-		return buf.Bytes(), x.readStream(&buf, v)
+		err := x.readStream(&buf, v)
+		return buf.Bytes(), err
 	case pdf.Array:
 		for i := 0; i < v.Len(); i++ {
 			if s := v.Index(i); s.Kind() == pdf.Stream {
 				if err := x.readStream(&buf, s); err != nil {
 					return nil, err
 				}
-				buf.WriteByte('\n')
+				buf.WriteByte(' ')
 			}
 		}
 	}
@@ -238,6 +241,9 @@ type textOut struct {
 }
 
 func (t *textOut) write(s string) error {
+	if !utf8.ValidString(s) {
+		s = decodeUTF8([]byte(s)) // a font without an encoding passes its bytes through
+	}
 	if t.b.Len()+len(s) > t.max {
 		t.b.WriteString(s[:validPrefix(s, t.max-t.b.Len())])
 		return fmt.Errorf("%w: text over %d bytes", ErrLimit, t.max)

@@ -88,6 +88,7 @@ func parseCMap(data []byte, composite bool) *cmap {
 	m := &cmap{chars: map[string]string{}, simple: !composite}
 	var spaceLens, srcLens []int
 	l := &lexer{data: data}
+	var arrays [][]string // dst arrays of bfrange, by the index in their token's num
 	strs := func(end string, n int, each func([]token)) {
 		group := make([]token, 0, n)
 		for {
@@ -96,7 +97,8 @@ func parseCMap(data []byte, composite bool) *cmap {
 				return
 			}
 			if t.kind == tArrOpen {
-				t = token{kind: tArrOpen, s: strings.Join(readStrArray(l), "\x00")}
+				arrays = append(arrays, readStrArray(l))
+				t = token{kind: tArrOpen, num: float64(len(arrays) - 1)}
 			}
 			if group = append(group, t); len(group) == n {
 				each(group)
@@ -127,7 +129,7 @@ func parseCMap(data []byte, composite bool) *cmap {
 				}
 			})
 		case "beginbfrange":
-			strs("endbfrange", 3, func(g []token) { m.addRange(g, &srcLens) })
+			strs("endbfrange", 3, func(g []token) { m.addRange(g, arrays, &srcLens) })
 		}
 	}
 	if len(m.chars) == 0 && m.count() == 0 {
@@ -166,7 +168,7 @@ func (m *cmap) count() int {
 	return n
 }
 
-func (m *cmap) addRange(g []token, srcLens *[]int) {
+func (m *cmap) addRange(g []token, arrays [][]string, srcLens *[]int) {
 	lo, hi := g[0].s, g[1].s
 	n := len(lo)
 	if g[0].kind != tStr || g[1].kind != tStr || n < 1 || n > 4 || len(hi) != n || hi < lo || m.count() >= maxCMapRanges {
@@ -183,7 +185,7 @@ func (m *cmap) addRange(g []token, srcLens *[]int) {
 			return
 		}
 	case tArrOpen:
-		for _, s := range strings.Split(g[2].s, "\x00") {
+		for _, s := range arrays[int(g[2].num)] {
 			r.arr = append(r.arr, utf16BE(s))
 		}
 	default:
