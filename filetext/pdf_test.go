@@ -87,6 +87,7 @@ b) Tj ET`), []string{`(ignore) ignore all\ ab`}},
 		{"contents array", contentsArray(), []string{injection}},
 		{"object and xref streams", objStm(), []string{injection}},
 		{"info and annotations", withInfo(), []string{"The title", "hi", "body", "a note"}},
+		{"unclosed arrays", textPDF(false, "BT /F1 1 Tf "+strings.Repeat("[", 100000)+" ("+injection+") Tj ET"), []string{injection}},
 		{"pdf 2.0 header", []byte(strings.Replace(string(textPDF(false, show(injection))), "%PDF-1.4", "%PDF-2.0", 1)), []string{injection}},
 	}
 	for _, tt := range tests {

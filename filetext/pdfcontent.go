@@ -70,10 +70,17 @@ func (in *interp) operand(t token, l *lexer, depth int) operand {
 		var o operand
 		for {
 			e := l.next()
-			if e.kind == tEOF || e.kind == tArrClose || e.kind == tOp {
+			if e.kind == tOp {
+				// An unclosed array ends at an operator, which still runs.
+				l.back(e)
 				return o
 			}
-			if depth < maxArrayDepth {
+			if e.kind == tEOF || e.kind == tArrClose {
+				return o
+			}
+			// Deeper than the cap, nested brackets are dropped and their elements
+			// kept at this level.
+			if depth < maxArrayDepth || e.kind != tArrOpen && e.kind != tDictOpen {
 				o.arr = append(o.arr, in.operand(e, l, depth+1))
 			}
 		}
@@ -83,6 +90,9 @@ func (in *interp) operand(t token, l *lexer, depth int) operand {
 		for {
 			e := l.next()
 			switch {
+			case e.kind == tOp:
+				l.back(e)
+				return o
 			case e.kind == tEOF || e.kind == tDictClose:
 				return o
 			case e.kind == tName && key == "":
@@ -115,30 +125,13 @@ func (in *interp) op(op string, l *lexer) error {
 	switch op {
 	case "Tf":
 		return in.setFont(in.arg(len(in.stack) - 2).tok.s)
-	case "Tj":
-		return in.show(in.last().tok)
-	case "'":
+	case "Tj", "TJ":
+		return in.show(in.last())
+	case "'", `"`:
 		if err := out.space("\n"); err != nil {
 			return err
 		}
-		return in.show(in.last().tok)
-	case `"`:
-		if err := out.space("\n"); err != nil {
-			return err
-		}
-		return in.show(in.last().tok)
-	case "TJ":
-		for _, e := range in.last().arr {
-			var err error
-			if e.tok.kind == tNum && e.tok.num < -200 {
-				err = out.space(" ")
-			} else {
-				err = in.show(e.tok)
-			}
-			if err != nil {
-				return err
-			}
-		}
+		return in.show(in.last())
 	case "Td", "TD":
 		if in.last().tok.num != 0 {
 			return out.space("\n")
@@ -170,7 +163,25 @@ func (in *interp) op(op string, l *lexer) error {
 	return nil
 }
 
-func (in *interp) show(t token) error {
+// show writes a string operand, or the strings of an array operand (TJ's, or any
+// operator's given one: a superset of what readers show) with a space for a gap wider
+// than a fifth of the font size.
+func (in *interp) show(o operand) error {
+	if o.arr != nil {
+		for _, e := range o.arr {
+			var err error
+			if e.tok.kind == tNum && e.tok.num < -200 {
+				err = in.x.out.space(" ")
+			} else {
+				err = in.show(e)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t := o.tok
 	if t.kind != tStr || t.s == "" {
 		return nil
 	}

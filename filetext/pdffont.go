@@ -3,6 +3,7 @@ package filetext
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,6 +20,9 @@ type textDecoder interface {
 const (
 	maxCMapChars  = 1 << 17
 	maxCMapRanges = 1 << 14
+	// maxDifferences bounds a simple font's /Differences array: 256 names and their
+	// code numbers fit.
+	maxDifferences = 1024
 )
 
 // decoder returns the decoder of a font dictionary: its ToUnicode CMap when it has one,
@@ -35,7 +39,11 @@ func (x *pdfExtractor) decoder(f pdf.Value) (textDecoder, error) {
 		if err := x.readStream(&buf, tu); err != nil && (errors.Is(err, ErrLimit) || errors.Is(err, ErrTimeout)) {
 			return nil, err
 		}
-		if m := parseCMap(buf.Bytes(), composite); m != nil {
+		m, err := parseCMap(buf.Bytes(), composite)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
 			return m, nil
 		}
 		// The library's Encoder would parse this ToUnicode stream again, unbounded.
@@ -43,6 +51,11 @@ func (x *pdfExtractor) decoder(f pdf.Value) (textDecoder, error) {
 		if composite || enc.Kind() != pdf.Dict && (enc.Kind() != pdf.Name || enc.Name() == "Identity-H") {
 			return latin1Decoder{}, nil
 		}
+	}
+	// The library's /Differences decoder walks the whole array for every byte; real
+	// arrays name at most 256 codes, and ignoring a longer one would hide its mapping.
+	if d := f.Key("Encoding").Key("Differences"); d.Len() > maxDifferences {
+		return nil, fmt.Errorf("%w: /Differences of %d entries", ErrLimit, d.Len())
 	}
 	enc := (&pdf.Font{V: f}).Encoder()
 	if composite {
@@ -84,10 +97,13 @@ type cmapRange struct {
 	arr    []string // or one text per code
 }
 
-func parseCMap(data []byte, composite bool) *cmap {
+// parseCMap returns nil for a CMap without mappings and ErrLimit for one over the caps:
+// dropping mappings would hide text.
+func parseCMap(data []byte, composite bool) (*cmap, error) {
 	m := &cmap{chars: map[string]string{}, simple: !composite}
 	var spaceLens, srcLens []int
 	l := &lexer{data: data}
+	over := false
 	var arrays [][]string // dst arrays of bfrange, by the index in their token's num
 	strs := func(end string, n int, each func([]token)) {
 		group := make([]token, 0, n)
@@ -123,17 +139,28 @@ func parseCMap(data []byte, composite bool) *cmap {
 			})
 		case "beginbfchar":
 			strs("endbfchar", 2, func(g []token) {
-				if g[0].kind == tStr && g[1].kind == tStr && len(m.chars) < maxCMapChars && len(g[0].s) >= 1 && len(g[0].s) <= 4 {
+				if len(m.chars) >= maxCMapChars {
+					over = true
+				} else if g[0].kind == tStr && g[1].kind == tStr && len(g[0].s) >= 1 && len(g[0].s) <= 4 {
 					m.chars[g[0].s] = utf16BE(g[1].s)
 					srcLens = append(srcLens, len(g[0].s))
 				}
 			})
 		case "beginbfrange":
-			strs("endbfrange", 3, func(g []token) { m.addRange(g, arrays, &srcLens) })
+			strs("endbfrange", 3, func(g []token) {
+				if m.count() >= maxCMapRanges {
+					over = true
+				} else {
+					m.addRange(g, arrays, &srcLens)
+				}
+			})
 		}
 	}
+	if over {
+		return nil, fmt.Errorf("%w: ToUnicode CMap over %d chars or %d ranges", ErrLimit, maxCMapChars, maxCMapRanges)
+	}
 	if len(m.chars) == 0 && m.count() == 0 {
-		return nil
+		return nil, nil
 	}
 	m.lens = spaceLens
 	if len(m.lens) == 0 {
@@ -144,7 +171,7 @@ func parseCMap(data []byte, composite bool) *cmap {
 	for n := range m.ranges {
 		slices.SortFunc(m.ranges[n], func(a, b cmapRange) int { return strings.Compare(a.lo, b.lo) })
 	}
-	return m
+	return m, nil
 }
 
 func readStrArray(l *lexer) []string {
@@ -171,7 +198,7 @@ func (m *cmap) count() int {
 func (m *cmap) addRange(g []token, arrays [][]string, srcLens *[]int) {
 	lo, hi := g[0].s, g[1].s
 	n := len(lo)
-	if g[0].kind != tStr || g[1].kind != tStr || n < 1 || n > 4 || len(hi) != n || hi < lo || m.count() >= maxCMapRanges {
+	if g[0].kind != tStr || g[1].kind != tStr || n < 1 || n > 4 || len(hi) != n || hi < lo {
 		return
 	}
 	r := cmapRange{lo: lo, hi: hi}

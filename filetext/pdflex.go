@@ -30,11 +30,19 @@ type token struct {
 }
 
 type lexer struct {
-	data []byte
-	pos  int
+	data   []byte
+	pos    int
+	unread *token
 }
 
+// back makes t the next token again.
+func (l *lexer) back(t token) { l.unread = &t }
+
 func (l *lexer) next() token {
+	if t := l.unread; t != nil {
+		l.unread = nil
+		return *t
+	}
 	for {
 		l.pos = skipSpace(l.data, l.pos)
 		if l.pos >= len(l.data) {
