@@ -28,6 +28,11 @@ func maxObjectID(data []byte) int64 { return 4096 + int64(len(data))/4 }
 func preCheck(ctx context.Context, data []byte, budget *budget) error {
 	maxID := maxObjectID(data)
 	for i := 0; i < len(data); i++ {
+		if i%(64<<10) == 0 {
+			if err := checkTime(ctx, budget.deadline); err != nil {
+				return err
+			}
+		}
 		switch data[i] {
 		case '/':
 			name, end := lexName(data, i+1)
@@ -102,16 +107,39 @@ func checkXrefTable(data []byte, pos int, maxID int64) error {
 		if start > maxID || count > maxID {
 			return fmt.Errorf("%w: xref subsection %d %d", ErrLimit, start, count)
 		}
+		// The library stops at the first malformed entry, and so does this walk, so
+		// that overlapping tables cost no more than the file.
 		pos = next
-		for range 3 * count {
-			pos = skipToken(data, skipSpace(data, pos))
+		for range count {
+			p, ok := xrefEntry(data, pos)
+			if !ok {
+				return nil
+			}
+			pos = p
 		}
 	}
 }
 
+// xrefEntry reads "offset generation n|f" at pos.
+func xrefEntry(data []byte, pos int) (int, bool) {
+	for range 2 {
+		_, next, ok := lexInt(data, skipSpace(data, pos))
+		if !ok {
+			return pos, false
+		}
+		pos = next
+	}
+	pos = skipSpace(data, pos)
+	if pos >= len(data) || data[pos] != 'n' && data[pos] != 'f' || pos+1 < len(data) && isRegular(data[pos+1]) {
+		return pos, false
+	}
+	return pos + 1, true
+}
+
 // checkStream decodes the stream data that would start after a "stream" keyword, layer
-// by layer as long as a layer's output is zlib or ASCII85, and charges its size to the
-// budget. Data that is not compressed costs nothing: the library reads it as it is.
+// by layer as long as a layer's output is zlib (or ASCII85 whose output is zlib), and
+// charges the decoded size to the budget. Data without a zlib layer is not decoded: it
+// cannot expand much, and the content streams the library reads are charged then.
 func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
 	switch {
 	case bytes.HasPrefix(data[pos:], []byte("\r\n")):
@@ -121,10 +149,14 @@ func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
 	default:
 		return nil
 	}
+	// Most streams are neither: tell without allocating.
+	if rest := data[pos:]; len(rest) < 2 || !isZlibHeader(rest[0], rest[1]) && !ascii85Zlib(rest) {
+		return nil
+	}
 	var r io.Reader = bytes.NewReader(data[pos:])
-	layers := 0
-	for ; layers < 8; layers++ {
-		br := bufio.NewReader(r)
+	flate := false
+	for layer := 0; layer < 8; layer++ {
+		br := bufio.NewReaderSize(r, 512)
 		head, _ := br.Peek(2)
 		r = br
 		if len(head) == 2 && isZlibHeader(head[0], head[1]) {
@@ -132,15 +164,15 @@ func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
 			if err != nil {
 				break
 			}
-			r = zr
+			r, flate = zr, true
 			continue
 		}
-		if layers > 0 || len(head) == 0 || !isASCII85Start(head[0]) {
+		if layer > 0 || len(head) == 0 || !isASCII85Start(head[0]) {
 			break
 		}
 		r = ascii85.NewDecoder(&ascii85Body{r: br})
 	}
-	if layers == 0 {
+	if !flate {
 		return nil
 	}
 	_, err := io.Copy(&budgetWriter{ctx: ctx, b: b}, r)
@@ -153,6 +185,27 @@ func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
 
 func isZlibHeader(cmf, flg byte) bool {
 	return cmf&0x0F == 8 && cmf>>4 <= 7 && (uint16(cmf)<<8|uint16(flg))%31 == 0
+}
+
+// ascii85Zlib reports whether data starts with ASCII85 text whose first bytes are a
+// zlib header.
+func ascii85Zlib(data []byte) bool {
+	var src [10]byte
+	n := 0
+	for _, c := range data[:min(len(data), 64)] {
+		if c == '~' || n == len(src) {
+			break
+		}
+		if isASCII85Start(c) {
+			src[n] = c
+			n++
+		} else if !isSpace(c) {
+			break
+		}
+	}
+	var dst [8]byte
+	m, _, _ := ascii85.Decode(dst[:], src[:n], true)
+	return m >= 2 && isZlibHeader(dst[0], dst[1])
 }
 
 func isASCII85Start(c byte) bool { return c >= '!' && c <= 'u' || c == 'z' }
@@ -285,16 +338,6 @@ func skipSpace(data []byte, pos int) int {
 		default:
 			return pos
 		}
-	}
-	return pos
-}
-
-func skipToken(data []byte, pos int) int {
-	if pos < len(data) && !isRegular(data[pos]) {
-		return pos + 1
-	}
-	for pos < len(data) && isRegular(data[pos]) {
-		pos++
 	}
 	return pos
 }

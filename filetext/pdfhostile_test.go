@@ -99,7 +99,7 @@ func TestExtractPDFHostile(t *testing.T) {
 		}), []error{ErrMalformed}},
 		{"kids of a million nulls", onePage("", func(b *pdfBuilder, _ int) {
 			b.set(2, "<< /Type /Pages /Kids ["+strings.Repeat("null ", 1<<20)+"] /Count 1 >>")
-		}), []error{ErrLimit, ErrMalformed}},
+		}), []error{ErrLimit, ErrMalformed, ErrTimeout}},
 		{"missing xref", append(simple[:xrefAt:xrefAt], "startxref\n999999\n%%EOF\n"...), []error{ErrMalformed}},
 		{"xref points at the header", append(simple[:xrefAt:xrefAt], "startxref\n0\n%%EOF\n"...), []error{ErrMalformed}},
 		{"no trailer root", bytes.Replace(simple, []byte("/Root 1 0 R"), []byte("/Rot 1 0 R"), 1), []error{ErrMalformed}},
@@ -142,6 +142,8 @@ func TestExtractPDFHostile(t *testing.T) {
 			b.set(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", tree))
 			return b.bytes(catalog, "")
 		}(), []error{ErrLimit}},
+		{"a million stream keywords", []byte("%PDF-1.4\n" + strings.Repeat("stream\nBT(/", 1<<20) + "\n%%EOF\n"), []error{ErrMalformed, ErrTimeout}},
+		{"overlapping xref tables", []byte("%PDF-1.4\n" + strings.Repeat("xref\n0 600000\n", 1<<18) + strings.Repeat("0 0 n\n", 1<<18) + "%%EOF\n"), []error{ErrMalformed}},
 		{"unknown filter", onePage(rawStream("/Filter /LZWDecode", []byte("\x80\x0b\x60\x50")), nil), []error{ErrMalformed}},
 	}
 	for _, tt := range tests {
