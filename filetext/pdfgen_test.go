@@ -15,7 +15,9 @@ import (
 type pdfBuilder struct {
 	header string
 	objs   []string
-	inObj  map[int]bool // objects written into the object stream by xrefStreamBytes
+	// editXref, when set, changes the xref stream's entries (kind, field 2, field 3 by
+	// object number) before they are written.
+	editXref func(entries [][3]int)
 }
 
 func newPDF() *pdfBuilder { return &pdfBuilder{header: "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"} }
@@ -72,34 +74,36 @@ func (b *pdfBuilder) xrefStreamBytes(root int, packed []int, objStmExtra string)
 	out.WriteString(strings.Replace(b.header, "1.4", "1.5", 1))
 	n := len(b.objs)
 	stmID, xrefID := n+1, n+2
-	type entry struct{ kind, a, b int }
-	entries := make([]entry, xrefID+1)
-	entries[0] = entry{0, 0, 65535}
+	entries := make([][3]int, xrefID+1)
+	entries[0] = [3]int{0, 0, 65535}
 	isPacked := map[int]int{}
 	var hdr, body bytes.Buffer
 	for i, id := range packed {
 		isPacked[id] = i
 		fmt.Fprintf(&hdr, "%d %d ", id, body.Len())
 		body.WriteString(b.objs[id-1] + "\n")
-		entries[id] = entry{2, stmID, i}
+		entries[id] = [3]int{2, stmID, i}
 	}
 	for i, obj := range b.objs {
 		if _, ok := isPacked[i+1]; ok {
 			continue
 		}
-		entries[i+1] = entry{1, out.Len(), 0}
+		entries[i+1] = [3]int{1, out.Len(), 0}
 		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, obj)
 	}
 	stm := append(hdr.Bytes(), body.Bytes()...)
-	entries[stmID] = entry{1, out.Len(), 0}
+	entries[stmID] = [3]int{1, out.Len(), 0}
 	fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", stmID, stream(fmt.Sprintf(
 		"/Type /ObjStm /N %d /First %d %s", len(packed), hdr.Len(), objStmExtra), stm, true))
-	entries[xrefID] = entry{1, out.Len(), 0}
+	entries[xrefID] = [3]int{1, out.Len(), 0}
+	if b.editXref != nil {
+		b.editXref(entries)
+	}
 	var rows bytes.Buffer
 	for _, e := range entries {
-		rows.WriteByte(byte(e.kind))
-		binary.Write(&rows, binary.BigEndian, uint32(e.a))
-		binary.Write(&rows, binary.BigEndian, uint16(e.b))
+		rows.WriteByte(byte(e[0]))
+		binary.Write(&rows, binary.BigEndian, uint32(e[1]))
+		binary.Write(&rows, binary.BigEndian, uint16(e[2]))
 	}
 	xref := out.Len()
 	fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", xrefID, stream(fmt.Sprintf(

@@ -9,15 +9,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 )
 
 // The PDF library trusts sizes it reads: it allocates an xref table of /Size entries,
 // grows it to the largest /Index or xref subsection entry, loops /N times over an object
-// stream, and decodes streams without bound. preCheck over-approximates each of these on
-// the raw bytes before the library is called: every occurrence counts, even inside
-// strings, comments or binary data, so that no lexing disagreement can hide one.
+// stream, allocates predictor rows of /Columns bytes, and decodes streams without bound.
+// Allocations that large are fatal, not panics. preCheck over-approximates each of these
+// on the raw bytes and on every decoded stream before the library is called: every
+// occurrence counts, even inside strings, comments or binary data, so that no lexing
+// disagreement can hide one. The cross-reference chain is followed as the library
+// follows it (pdfxref.go), for what only the xref streams say.
 
 // maxObjectID bounds object numbers: a real file spends several bytes per object, so
 // ids beyond a quarter of the file size plus a margin are hostile, and the xref table
@@ -25,29 +27,40 @@ import (
 func maxObjectID(data []byte) int64 { return 4096 + int64(len(data))/4 }
 
 // preCheck returns ErrLimit or ErrMalformed for a file the library must not see.
-func preCheck(ctx context.Context, data []byte, budget *budget) error {
+func preCheck(ctx context.Context, data []byte, b *budget) error {
 	maxID := maxObjectID(data)
+	if err := scan(ctx, data, maxID, b, true); err != nil {
+		return err
+	}
+	return checkXrefChain(ctx, data, maxID, b)
+}
+
+// scan checks the names at every slash of data and, in the raw file, every xref table
+// and every stream; the decoded streams are scanned for names too, since object
+// streams hold dictionaries.
+func scan(ctx context.Context, data []byte, maxID int64, b *budget, raw bool) error {
 	for i := 0; i < len(data); i++ {
 		if i%(64<<10) == 0 {
-			if err := checkTime(ctx, budget.deadline); err != nil {
+			if err := checkTime(ctx, b.deadline); err != nil {
 				return err
 			}
 		}
-		switch data[i] {
-		case '/':
+		switch c := data[i]; {
+		case c == '/':
 			name, end := lexName(data, i+1)
 			if err := checkName(data, name, end, maxID); err != nil {
 				return err
 			}
-		case 'x':
+		case !raw:
+		case c == 'x':
 			if bytes.HasPrefix(data[i:], []byte("xref")) && (i == 0 || !isRegular(data[i-1])) {
 				if err := checkXrefTable(data, i+4, maxID); err != nil {
 					return err
 				}
 			}
-		case 's':
+		case c == 's':
 			if bytes.HasPrefix(data[i:], []byte("stream")) {
-				if err := checkStream(ctx, data, i+len("stream"), budget); err != nil {
+				if err := checkStream(ctx, data, i+len("stream"), maxID, b); err != nil {
 					return err
 				}
 			}
@@ -56,15 +69,18 @@ func preCheck(ctx context.Context, data []byte, budget *budget) error {
 	return nil
 }
 
+// maxColumns bounds a predictor's /Columns: the library allocates a row of that size.
+const maxColumns = 1 << 20
+
 func checkName(data []byte, name string, end int, maxID int64) error {
 	switch name {
-	case "Size", "N":
+	case "Size", "N", "Columns":
 		pos := skipSpace(data, end)
 		v, next, ok := lexInt(data, pos)
 		if !ok {
 			return nil
 		}
-		if v > maxID {
+		if v > maxID || name == "Columns" && v > maxColumns {
 			return fmt.Errorf("%w: /%s %d", ErrLimit, name, v)
 		}
 		// An indirect count cannot be checked here; real files write them directly.
@@ -140,7 +156,7 @@ func xrefEntry(data []byte, pos int) (int, bool) {
 // by layer as long as a layer's output is zlib (or ASCII85 whose output is zlib), and
 // charges the decoded size to the budget. Data without a zlib layer is not decoded: it
 // cannot expand much, and the content streams the library reads are charged then.
-func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
+func checkStream(ctx context.Context, data []byte, pos int, maxID int64, b *budget) error {
 	switch {
 	case bytes.HasPrefix(data[pos:], []byte("\r\n")):
 		pos += 2
@@ -175,12 +191,14 @@ func checkStream(ctx context.Context, data []byte, pos int, b *budget) error {
 	if !flate {
 		return nil
 	}
-	_, err := io.Copy(&budgetWriter{ctx: ctx, b: b}, r)
+	var out bytes.Buffer
+	_, err := io.Copy(&budgetBuffer{ctx: ctx, b: b, buf: &out}, r)
 	if errors.Is(err, ErrLimit) || errors.Is(err, ErrTimeout) {
 		return err
 	}
-	// A corrupt stream is the library's to report, when and if it reads it.
-	return nil
+	// A corrupt stream is the library's to report, when and if it reads it; what
+	// decoded may be an object stream's dictionaries.
+	return scan(ctx, out.Bytes(), maxID, b, false)
 }
 
 func isZlibHeader(cmf, flg byte) bool {
@@ -266,18 +284,6 @@ func checkTime(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-type budgetWriter struct {
-	ctx context.Context
-	b   *budget
-}
-
-func (w *budgetWriter) Write(p []byte) (int, error) {
-	if err := w.b.charge(w.ctx, len(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // guardedFile is the io.ReaderAt the library reads the file through. Once the time
 // budget is spent every read fails, so that whatever loop the library is in ends at
 // its next read; err keeps the reason for the caller.
@@ -305,73 +311,3 @@ func (g *guardedFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Lexing helpers shared with the content-stream interpreter.
-
-func isSpace(c byte) bool {
-	switch c {
-	case 0, '\t', '\n', '\f', '\r', ' ':
-		return true
-	}
-	return false
-}
-
-func isDelim(c byte) bool {
-	switch c {
-	case '(', ')', '<', '>', '[', ']', '{', '}', '/', '%':
-		return true
-	}
-	return false
-}
-
-func isRegular(c byte) bool { return !isSpace(c) && !isDelim(c) }
-
-// skipSpace skips whitespace and comments.
-func skipSpace(data []byte, pos int) int {
-	for pos < len(data) {
-		switch {
-		case isSpace(data[pos]):
-			pos++
-		case data[pos] == '%':
-			for pos < len(data) && data[pos] != '\n' && data[pos] != '\r' {
-				pos++
-			}
-		default:
-			return pos
-		}
-	}
-	return pos
-}
-
-// lexInt reads a non-negative integer token at pos; it fails on reals and signs, which
-// the library's counts never take as integers.
-func lexInt(data []byte, pos int) (int64, int, bool) {
-	end := pos
-	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
-		end++
-	}
-	if end == pos || end < len(data) && isRegular(data[end]) {
-		return 0, pos, false
-	}
-	v, err := strconv.ParseInt(string(data[pos:min(end, pos+19)]), 10, 64)
-	if err != nil || end-pos > 18 {
-		v = 1<<63 - 1
-	}
-	return v, end, true
-}
-
-// lexName reads a name after its slash, decoding #xx escapes as the library does.
-func lexName(data []byte, pos int) (string, int) {
-	var b []byte
-	for pos < len(data) && isRegular(data[pos]) && len(b) < 128 {
-		c := data[pos]
-		if c == '#' && pos+2 < len(data) {
-			if v, err := strconv.ParseUint(string(data[pos+1:pos+3]), 16, 8); err == nil {
-				c = byte(v)
-				pos += 2
-			}
-		}
-		b = append(b, c)
-		pos++
-	}
-	return string(b), pos
-}

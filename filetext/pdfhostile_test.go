@@ -61,7 +61,7 @@ func manyPages(n int, content string, flate bool) []byte {
 }
 
 func TestExtractPDFHostile(t *testing.T) {
-	const big = 256 << 20 // decompressed size of the bombs: 32 times the budget
+	const big = 64 << 20 // decompressed size of the bombs: 8 times the budget
 	a85 := func(data []byte) []byte {
 		var buf bytes.Buffer
 		w := ascii85.NewEncoder(&buf)
@@ -118,6 +118,21 @@ func TestExtractPDFHostile(t *testing.T) {
 			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
 			return bytes.Replace(b.xrefStreamBytes(root, []int{1, 3}, ""), []byte("/N 2"), []byte("/N 9 0 R"), 1)
 		}(), []error{ErrMalformed}},
+		{"object stream in itself", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			b.editXref = func(e [][3]int) { e[len(b.objs)+1] = [3]int{2, len(b.objs) + 1, 0} }
+			return b.xrefStreamBytes(root, []int{1, 2, 3, 5}, "")
+		}(), []error{ErrMalformed}},
+		{"object streams in a cycle", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			b.editXref = func(e [][3]int) { e[len(b.objs)+1] = [3]int{2, 3, 0} }
+			return b.xrefStreamBytes(root, []int{1, 2, 3, 5}, "")
+		}(), []error{ErrMalformed}},
+		{"huge /W", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			return bytes.Replace(b.xrefStreamBytes(root, []int{1, 3}, ""), []byte("/W [1 4 2]"), []byte("/W [1 4 999999999999]"), 1)
+		}(), []error{ErrLimit}},
+		{"huge /Columns", onePage(rawStream("/Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 999999999999 >>", deflate([]byte("x"))), nil), []error{ErrLimit}},
 		{"xref /Prev cycle", bytes.Replace(simple, []byte("/Root 1 0 R"), fmt.Appendf(nil, "/Root 1 0 R /Prev %d", xrefAt), 1), []error{ErrTimeout, ErrMalformed}},
 		{"deep object nesting", onePage("", func(b *pdfBuilder, p int) {
 			b.set(p, "<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Deep "+strings.Repeat("[", 200000)+" >>")

@@ -32,16 +32,17 @@ type token struct {
 type lexer struct {
 	data   []byte
 	pos    int
-	unread *token
+	unread []token
 }
 
-// back makes t the next token again.
-func (l *lexer) back(t token) { l.unread = &t }
+// back makes t the next token again; tokens put back come out last first.
+func (l *lexer) back(t token) { l.unread = append(l.unread, t) }
 
 func (l *lexer) next() token {
-	if t := l.unread; t != nil {
-		l.unread = nil
-		return *t
+	if n := len(l.unread); n > 0 {
+		t := l.unread[n-1]
+		l.unread = l.unread[:n-1]
+		return t
 	}
 	for {
 		l.pos = skipSpace(l.data, l.pos)
@@ -197,4 +198,75 @@ func utf16BE(s string) string {
 		u[i] = uint16(s[2*i])<<8 | uint16(s[2*i+1])
 	}
 	return string(utf16.Decode(u))
+}
+
+// Lexing helpers shared with the pre-check.
+
+func isSpace(c byte) bool {
+	switch c {
+	case 0, '\t', '\n', '\f', '\r', ' ':
+		return true
+	}
+	return false
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case '(', ')', '<', '>', '[', ']', '{', '}', '/', '%':
+		return true
+	}
+	return false
+}
+
+func isRegular(c byte) bool { return !isSpace(c) && !isDelim(c) }
+
+// skipSpace skips whitespace and comments.
+func skipSpace(data []byte, pos int) int {
+	for pos < len(data) {
+		switch {
+		case isSpace(data[pos]):
+			pos++
+		case data[pos] == '%':
+			for pos < len(data) && data[pos] != '\n' && data[pos] != '\r' {
+				pos++
+			}
+		default:
+			return pos
+		}
+	}
+	return pos
+}
+
+// lexInt reads a non-negative integer token at pos; it fails on reals and signs, which
+// the library's counts never take as integers.
+func lexInt(data []byte, pos int) (int64, int, bool) {
+	end := pos
+	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+		end++
+	}
+	if end == pos || end < len(data) && isRegular(data[end]) {
+		return 0, pos, false
+	}
+	v, err := strconv.ParseInt(string(data[pos:min(end, pos+19)]), 10, 64)
+	if err != nil || end-pos > 18 {
+		v = 1<<63 - 1
+	}
+	return v, end, true
+}
+
+// lexName reads a name after its slash, decoding #xx escapes as the library does.
+func lexName(data []byte, pos int) (string, int) {
+	var b []byte
+	for pos < len(data) && isRegular(data[pos]) && len(b) < 128 {
+		c := data[pos]
+		if c == '#' && pos+2 < len(data) {
+			if v, err := strconv.ParseUint(string(data[pos+1:pos+3]), 16, 8); err == nil {
+				c = byte(v)
+				pos += 2
+			}
+		}
+		b = append(b, c)
+		pos++
+	}
+	return string(b), pos
 }
