@@ -310,4 +310,3 @@ func (g *guardedFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
-
