@@ -108,19 +108,25 @@ func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) er
 		if t := l.next(); t.kind != tNum {
 			break // a classic table (no object streams), or nothing the library reads
 		}
+		// From here the library reads an xref stream; one this parse cannot follow
+		// is refused, so that no entry escapes the check below.
+		unread := fmt.Errorf("%w: unreadable xref stream at %d", ErrMalformed, off)
 		if g, o := l.next(), l.next(); g.kind != tNum || o.kind != tOp || o.s != "obj" {
-			break
+			return unread
 		}
 		d := parseValue(l, 0)
 		if d.dict == nil || d.dict["Type"].tok.s != "XRef" || d.dict["Type"].tok.kind != tName {
-			break
+			return unread
 		}
 		if t := l.next(); t.kind != tOp || t.s != "stream" {
-			break
+			return unread
 		}
 		rows, err := xrefRows(ctx, data, l.pos, d.dict, b)
-		if err != nil || rows == nil {
+		if err != nil {
 			return err
+		}
+		if rows == nil {
+			return unread
 		}
 		var w []int
 		for _, e := range d.dict["W"].arr {
@@ -131,7 +137,7 @@ func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) er
 			w = append(w, int(n))
 		}
 		if len(w) < 3 {
-			break
+			return unread
 		}
 		size, _ := d.dict["Size"].int()
 		index := []pdfValue{{tok: token{kind: tNum}}, {tok: token{kind: tNum, num: float64(size)}}}
