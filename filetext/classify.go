@@ -34,14 +34,6 @@ func baseType(mediaType string) string {
 	return mt
 }
 
-func charsetParam(mediaType string) string {
-	_, params, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		return ""
-	}
-	return params["charset"]
-}
-
 // textTypes are the application/* types whose bytes are text.
 var textTypes = map[string]bool{
 	"application/json": true, "application/x-ndjson": true, "application/ndjson": true,

@@ -19,18 +19,28 @@
 //
 // # PDF library
 //
-// PDFs are parsed with github.com/ledongthuc/pdf, a fork of rsc.io/pdf that is pure Go,
-// has no dependencies, is BSD-licensed (compatible with Apache-2.0) and is maintained
-// (depth-limited object parsing, hardened lexer, releases in 2026). pdfcpu reads PDFs more
-// completely but pulls in several modules and its text extraction is weak; go-pdfium
-// embeds a WebAssembly runtime; rsc.io/pdf and dslipak/pdf are unmaintained. The
-// library is small and trusts its input, so this package bounds it from outside
-// (pdfguard.go): the input is checked for allocation sizes the library would trust
-// (xref /Size, /Index, object stream /N), every compressed stream is decompressed once
-// under a byte budget before the library sees the file, the file is read through a
-// ReaderAt that fails once the time budget is spent, panics are recovered, and the page
-// tree walk, the content-stream interpreter and the ToUnicode CMap parser are this
-// package's own code with their own bounds.
+// PDFs are parsed with github.com/ledongthuc/pdf (v0.0.0-20260907135840-6c8c28e0e8a0),
+// a fork of rsc.io/pdf: pure Go, no dependencies, BSD-licensed (compatible with
+// Apache-2.0), and maintained (commits through 2026 harden its lexer and bound object
+// nesting). pdfcpu reads PDFs more completely but pulls in several modules and extracts
+// text poorly; go-pdfium embeds a WebAssembly runtime and a C library's worth of code;
+// rsc.io/pdf and dslipak/pdf are unmaintained.
+//
+// The library trusts its input, so this package bounds it from outside. Before the
+// library sees a file, the pre-check (pdfguard.go, pdfxref.go) refuses the sizes it
+// would allocate from (xref /Size, /Index, /W, object stream /N, predictor /Columns) and
+// the object stream nesting on which it recurses until the stack overflows, and
+// decompresses every zlib stream once under the byte budget. The library then reads the
+// file through a ReaderAt that fails once the time budget is spent, so any loop of its
+// ends at its next read; its panics are recovered. The page tree walk, the
+// content-stream interpreter and the ToUnicode CMap parser are this package's own code,
+// with their own bounds: the library's versions loop on cyclic page trees and keep
+// unbounded PostScript stacks.
+//
+// The library decodes an object stream again for each object it resolves from it, so a
+// document whose page objects live in object streams costs time quadratic in its pages
+// (about a second for a thousand pages): such a document can end in ErrTimeout where a
+// classic one would not.
 package filetext
 
 import (
@@ -124,8 +134,13 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Extract returns the text of data read as kind: Text is decoded as DecodeText with no
-// declared charset, PDF as ExtractPDF. Media and Other return ErrUnsupported.
+// Extract returns the text of data read as kind. Text is decoded as DecodeText with no
+// declared charset. PDF text is the document information (title, subject, keywords,
+// author), then each page's content streams, Form XObjects, marked-content
+// /ActualText and annotation texts, in content order, pages separated by a blank line;
+// hidden text (white, clipped, invisible render mode) is included. Media and Other
+// return ErrUnsupported. Extract never panics; hostile input ends in an error within
+// limits.
 func Extract(kind Kind, data []byte, limits Limits) (string, error) {
 	return ExtractContext(context.Background(), kind, data, limits)
 }
@@ -161,16 +176,4 @@ func extract(ctx context.Context, kind Kind, charset string, data []byte, limits
 	default:
 		return "", fmt.Errorf("%w: %s", ErrUnsupported, kind)
 	}
-}
-
-// validPrefix returns the longest length ≤ n at which s can be cut without splitting a
-// UTF-8 sequence.
-func validPrefix(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return n
 }

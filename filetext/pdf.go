@@ -13,14 +13,6 @@ import (
 	"github.com/ledongthuc/pdf"
 )
 
-// ExtractPDF returns the text of a PDF: the document information (title, subject,
-// keywords, author), then each page's content streams, Form XObjects and annotation
-// texts, in content order, pages separated by a blank line. It never panics; hostile
-// input ends in an error within limits.
-func ExtractPDF(ctx context.Context, data []byte, limits Limits) (string, error) {
-	return extractPDF(ctx, data, limits.withDefaults())
-}
-
 const (
 	maxTreeDepth = 64 // page tree and Form XObject nesting; a cycle exceeds it
 	maxFormDepth = 8

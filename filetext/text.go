@@ -3,6 +3,7 @@ package filetext
 import (
 	"bytes"
 	"fmt"
+	"mime"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -16,7 +17,9 @@ import (
 // other bytes would miss.
 //
 // Bytes that are not valid in the encoding become U+FFFD, one per byte, so that no
-// input byte disappears between the scan and the model.
+// input byte disappears between the scan and the model. Read as UTF-8, bytes that look
+// like UTF-16 without a BOM (NULs between ASCII letters) are followed by a newline and
+// their UTF-16 reading, so that the scan sees the letters together.
 func DecodeText(data []byte, charset string) (string, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
@@ -28,7 +31,13 @@ func DecodeText(data []byte, charset string) (string, error) {
 	}
 	switch normalizeCharset(charset) {
 	case "", "utf8", "usascii", "ascii", "us", "ansix3.41968", "iso646us", "csascii":
-		return decodeUTF8(data), nil
+		s := decodeUTF8(data)
+		if bigEndian, ok := looksUTF16(data); ok {
+			// A model reads ASCII text with a NUL between letters; the scan needs
+			// it without them.
+			s += "\n" + decodeUTF16(data, bigEndian)
+		}
+		return s, nil
 	case "utf16", "utf16be", "unicodefffe":
 		return decodeUTF16(data, true), nil
 	case "utf16le":
@@ -40,6 +49,29 @@ func DecodeText(data []byte, charset string) (string, error) {
 		return decodeSingleByte(data, &cp1252), nil
 	}
 	return "", fmt.Errorf("%w: %q", ErrCharset, charset)
+}
+
+// looksUTF16 reports whether data without a BOM looks like UTF-16 text: NUL bytes at
+// one parity in at least two pairs of five of the first 4 KiB, hardly any at the other.
+func looksUTF16(data []byte) (bigEndian, ok bool) {
+	head := data[:min(len(data), 4096)&^1]
+	if len(head) < 8 {
+		return false, false
+	}
+	var zeros [2]int
+	for i, c := range head {
+		if c == 0 {
+			zeros[i&1]++
+		}
+	}
+	pairs := len(head) / 2
+	switch {
+	case zeros[0]*5 >= pairs*2 && zeros[1]*20 <= pairs:
+		return true, true
+	case zeros[1]*5 >= pairs*2 && zeros[0]*20 <= pairs:
+		return false, true
+	}
+	return false, false
 }
 
 // normalizeCharset lowercases a charset label and drops quotes, dashes, underscores and
@@ -116,4 +148,25 @@ var cp1252 = [32]rune{
 	0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
 	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
 	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+}
+
+// charsetParam returns the charset parameter of a media type, or "".
+func charsetParam(mediaType string) string {
+	_, params, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return ""
+	}
+	return params["charset"]
+}
+
+// validPrefix returns the longest length ≤ n at which s can be cut without splitting a
+// UTF-8 sequence.
+func validPrefix(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
 }
