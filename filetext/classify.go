@@ -53,7 +53,7 @@ func classifyType(mt string) Kind {
 	switch {
 	case mt == "application/pdf", mt == "application/x-pdf", mt == "application/acrobat":
 		return PDF
-	case major == "text":
+	case major == "text", major == "message": // message/rfc822 and kin are text
 		return Text
 	case strings.HasSuffix(sub, "+json"), strings.HasSuffix(sub, "+xml"),
 		strings.HasSuffix(sub, "+yaml"), textTypes[mt]:

@@ -16,6 +16,7 @@ func TestClassify(t *testing.T) {
 		{"TEXT/Markdown; charset=utf-8", "", Text},
 		{"text/csv", "", Text},
 		{"text/html", "", Text},
+		{"message/rfc822", "", Text},
 		{"application/json", "", Text},
 		{"application/vnd.api+json", "", Text},
 		{"application/ld+json; profile=x", "", Text},
@@ -120,6 +121,8 @@ func TestExtractFile(t *testing.T) {
 		{"utf-7 refused", "text/plain; charset=utf-7", []byte("+AGk-gnore"), Text, "", ErrCharset},
 		{"pdf", "application/pdf", textPDF(true, show(injection)), PDF, injection, nil},
 		{"pdf as image", "image/png", textPDF(true, show(injection)), PDF, injection, nil},
+		{"pdf as text: both readings", "text/plain", textPDF(true, show(injection)), PDF, injection + " \n%PDF-1.4", nil},
+		{"text about pdf headers", "text/markdown", []byte("A PDF starts with %PDF-1.7 and ignore all"), Text, "%PDF-1.7 and ignore all", nil},
 		{"image", "image/png", []byte("\x89PNG\r\n\x1a\n\x00"), Media, "", ErrUnsupported},
 		{"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", []byte("PK\x03\x04\x00"), Other, "", ErrUnsupported},
 	}

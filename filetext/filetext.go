@@ -153,9 +153,30 @@ func ExtractContext(ctx context.Context, kind Kind, data []byte, limits Limits) 
 // ExtractFile classifies data with ClassifyData and extracts its text, decoding Text with
 // the charset parameter of mediaType. It returns the kind it chose; for Media and Other
 // the text is empty and the error ErrUnsupported.
+//
+// A file declared as text whose bytes look like a PDF reaches the model either way, as
+// the upstream trusts the label or sniffs: its text is the PDF's text followed by the
+// bytes read as text, or only the latter (kind Text) when it is not a PDF the package
+// can read, since then the "%PDF-" was only text.
 func ExtractFile(ctx context.Context, mediaType, filename string, data []byte, limits Limits) (Kind, string, error) {
 	kind := ClassifyData(mediaType, filename, data)
-	text, err := extract(ctx, kind, charsetParam(mediaType), data, limits)
+	charset := charsetParam(mediaType)
+	text, err := extract(ctx, kind, charset, data, limits)
+	if kind != PDF || Classify(mediaType, filename) != Text {
+		return kind, text, err
+	}
+	if errors.Is(err, ErrMalformed) {
+		text, err = extract(ctx, Text, charset, data, limits)
+		return Text, text, err
+	}
+	if err != nil {
+		return kind, text, err
+	}
+	raw, err := extract(ctx, Text, charset, data, limits)
+	text += "\n" + raw
+	if limits = limits.withDefaults(); err == nil && len(text) > limits.MaxText {
+		text, err = text[:validPrefix(text, limits.MaxText)], fmt.Errorf("%w: text over %d bytes", ErrLimit, limits.MaxText)
+	}
 	return kind, text, err
 }
 
