@@ -18,18 +18,35 @@ const (
 	maxFormDepth = 8
 )
 
-func extractPDF(ctx context.Context, data []byte, limits Limits) (text string, err error) {
+func extractPDF(ctx context.Context, data []byte, limits Limits) (string, error) {
 	deadline := time.Now().Add(limits.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	data, err = pdfBody(data)
+	data, err := pdfBody(data)
 	if err != nil {
 		return "", err
 	}
+	text, opened, err := extractOnce(ctx, data, limits, deadline)
+	if opened || errors.Is(err, ErrTimeout) || errors.Is(err, ErrLimit) || errors.Is(err, ErrEncrypted) {
+		return text, err
+	}
+	repaired := repairXref(data)
+	if repaired == nil {
+		return text, err
+	}
+	if text2, opened, err2 := extractOnce(ctx, repaired, limits, deadline); opened {
+		return text2, err2
+	}
+	return text, err
+}
+
+// extractOnce reads data with the library; opened says whether the library could open
+// the file, or a rebuilt cross-reference table may help.
+func extractOnce(ctx context.Context, data []byte, limits Limits, deadline time.Time) (text string, opened bool, err error) {
 	b := &budget{left: limits.MaxDecompressed, deadline: deadline}
 	if err := preCheck(ctx, data, b); err != nil {
-		return "", err
+		return "", false, err
 	}
 	file := &guardedFile{ctx: ctx, data: data, deadline: deadline}
 	x := &pdfExtractor{ctx: ctx, file: file, budget: b, limits: limits,
@@ -45,14 +62,15 @@ func extractPDF(ctx context.Context, data []byte, limits Limits) (text string, e
 	r, err := pdf.NewReader(file, int64(len(data)))
 	if err != nil {
 		if bytes.Contains(data, []byte("/Encrypt")) {
-			return "", ErrEncrypted
+			return "", false, ErrEncrypted
 		}
-		return "", x.failure(fmt.Errorf("%w: %v", ErrMalformed, err))
+		return "", false, x.failure(fmt.Errorf("%w: %v", ErrMalformed, err))
 	}
 	if r.Trailer().Key("Encrypt").Kind() != pdf.Null {
-		return "", ErrEncrypted
+		return "", true, ErrEncrypted
 	}
-	return "", x.failure(x.document(r))
+	opened = true
+	return "", true, x.failure(x.document(r))
 }
 
 // pdfBody returns the file from its "%PDF-" header, which readers find within the first

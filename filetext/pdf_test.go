@@ -1,6 +1,7 @@
 package filetext
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,6 +34,11 @@ b) Tj ET`), []string{`(ignore) ignore all\ ab`}},
 		{"object and xref streams", objStmPDF(), []string{injection}},
 		{"info and annotations", infoPDF(), []string{"The title", "hi", "body", "a note"}},
 		{"unclosed arrays", textPDF(false, "BT /F1 1 Tf "+strings.Repeat("[", 100000)+" ("+injection+") Tj ET"), []string{injection}},
+		{"missing xref rebuilt", func() []byte {
+			p := textPDF(true, show(injection), show("two"))
+			return append(p[:bytes.LastIndex(p, []byte("xref\n0 "))], "startxref\n999999\n%%EOF\n"...)
+		}(), []string{injection, "two"}},
+		{"leading junk", append([]byte("junk before the header\n"), textPDF(false, show(injection))...), []string{injection}},
 		{"pdf 2.0 header", []byte(strings.Replace(string(textPDF(false, show(injection))), "%PDF-1.4", "%PDF-2.0", 1)), []string{injection}},
 	}
 	for _, tt := range tests {

@@ -100,8 +100,16 @@ func TestExtractPDFHostile(t *testing.T) {
 		{"kids of a million nulls", onePage("", func(b *pdfBuilder, _ int) {
 			b.set(2, "<< /Type /Pages /Kids ["+strings.Repeat("null ", 1<<20)+"] /Count 1 >>")
 		}), []error{ErrLimit, ErrMalformed, ErrTimeout}},
-		{"missing xref", append(simple[:xrefAt:xrefAt], "startxref\n999999\n%%EOF\n"...), []error{ErrMalformed}},
-		{"xref points at the header", append(simple[:xrefAt:xrefAt], "startxref\n0\n%%EOF\n"...), []error{ErrMalformed}},
+		{"no objects to rebuild from", []byte("%PDF-1.4\n1 0 ob j\nstartxref\n0\n%%EOF\n"), []error{ErrMalformed}},
+		{"no catalog to rebuild from", append(bytes.Replace(simple[:xrefAt:xrefAt], []byte("/Catalog"), []byte("/Catalogue"), 1), "startxref\n0\n%%EOF\n"...), []error{ErrMalformed}},
+		{"wrong offsets are not rebuilt", bytes.Replace(simple, []byte("0000000015 00000 n"), []byte("0000000999 00000 n"), 1), []error{ErrMalformed}},
+		{"a number defined twice is not rebuilt", append(append(simple[:xrefAt:xrefAt], "4 0 obj\n<< /Length 0 >>\nstream\n\nendstream\nendobj\n"...), "startxref\n0\n%%EOF\n"...), []error{ErrMalformed}},
+		{"rebuilt table keeps the object checks", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			data := b.xrefStreamBytes(root, []int{1, 3}, "")
+			data = bytes.Replace(data, []byte("/N 2"), []byte("/N 9 0 R"), 1)
+			return append(data[:bytes.LastIndex(data, []byte("startxref"))], "startxref\n1\n%%EOF\n"...)
+		}(), []error{ErrMalformed}},
 		{"no trailer root", bytes.Replace(simple, []byte("/Root 1 0 R"), []byte("/Rot 1 0 R"), 1), []error{ErrMalformed}},
 		{"huge /Size", bytes.Replace(simple, []byte("/Size 6"), []byte("/Size 4000000000"), 1), []error{ErrLimit}},
 		{"huge /Size escaped", bytes.Replace(simple, []byte("/Size 6"), []byte("/Si#7Ae %c\n 4000000000"), 1), []error{ErrLimit}},
