@@ -67,3 +67,37 @@ func TestExtractText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeText checks that decoding never fails for a supported charset, always yields
+// valid UTF-8, and keeps valid UTF-8 as it is (followed, maybe, by a UTF-16 reading).
+func FuzzDecodeText(f *testing.F) {
+	for _, s := range []string{"héllo", "\xff\xfeh\x00", "\xfe\xff\x00h", "\xef\xbb\xbfx", "a\xffb"} {
+		for _, cs := range []string{"", "utf-16", "utf-16le", "latin1", "windows-1252"} {
+			f.Add([]byte(s), cs)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, charset string) {
+		s, err := DecodeText(data, charset)
+		if err != nil && !errors.Is(err, ErrCharset) {
+			t.Fatalf("error %v", err)
+		}
+		if !utf8.ValidString(s) {
+			t.Fatalf("%q is not valid UTF-8", s)
+		}
+		if err == nil && charset == "" && utf8.Valid(data) && !strings.HasPrefix(string(data), "\xef\xbb\xbf") &&
+			!strings.HasPrefix(string(data), "\xfe\xff") && !strings.HasPrefix(string(data), "\xff\xfe") && !strings.HasPrefix(s, string(data)) {
+			t.Fatalf("valid UTF-8 %q changed to %q", data, s)
+		}
+	})
+}
+
+func BenchmarkDecodeTextLatin1(b *testing.B) {
+	data := []byte(strings.Repeat("caf\xe9 na\xefve ", 4096))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeText(data, "iso-8859-1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
