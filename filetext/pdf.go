@@ -182,6 +182,11 @@ func (x *pdfExtractor) walk(node, resources pdf.Value, depth int) error {
 // which viewers draw on the page.
 func (x *pdfExtractor) annotations(annots, resources pdf.Value) error {
 	for i := 0; i < annots.Len(); i++ {
+		if i%256 == 255 {
+			if err := checkTime(x.ctx, x.budget.deadline); err != nil {
+				return err
+			}
+		}
 		a := annots.Index(i)
 		if err := x.out.line(a.Key("Contents").Text()); err != nil {
 			return err
