@@ -97,8 +97,10 @@ var (
 // Limits bound the work of one extraction. A zero field takes its default.
 type Limits struct {
 	// MaxDecompressed bounds the bytes decoded from a PDF's streams, counting every
-	// stream of the file once in the pre-check and every read of a content stream
-	// (a stream shared by many pages counts each time). Default 64 MiB.
+	// compressed stream of the file once in the pre-check and every read of a content
+	// stream, form or CMap (a stream shared by many pages counts each time); a file
+	// rebuilt from its objects is read again under a fresh budget. Memory peaks near
+	// this bound plus a few times the file's size. Default 64 MiB.
 	MaxDecompressed int64
 	// MaxPages bounds the pages read from a PDF; a PDF with more pages is ErrLimit.
 	// Default 1000.
