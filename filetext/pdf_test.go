@@ -35,6 +35,16 @@ b) Tj ET`), []string{`(ignore) ignore all\ ab`}},
 		{"contents array", contentsArrayPDF(), []string{injection}},
 		{"object and xref streams", objStmPDF(), []string{injection}},
 		{"info and annotations", infoPDF(), []string{"The title", "hi", "body", "a note"}},
+		{"object stream with an indirect /N", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			b.objStmN = fmt.Sprintf("%d 0 R", b.add("4"))
+			return b.xrefStreamBytes(root, []int{1, 2, 3, 5}, "")
+		}(), []string{injection}},
+		{"annotation appearance", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show("body"), extra: "/Annots [<< /Type /Annot /Subtype /FreeText /AP << /N 6 0 R >> >>]"}}, false)
+			b.add(stream("/Type /XObject /Subtype /Form /BBox [0 0 9 9]", []byte("BT (drawn on the page) Tj ET"), false))
+			return b.bytes(root, "")
+		}(), []string{"body", "drawn on the page"}},
 		{"unclosed arrays", textPDF(false, "BT /F1 1 Tf "+strings.Repeat("[", 100000)+" ("+injection+") Tj ET"), []string{injection}},
 		{"missing xref rebuilt", func() []byte {
 			p := textPDF(true, show(injection), show("two"))

@@ -18,6 +18,8 @@ type pdfBuilder struct {
 	// editXref, when set, changes the xref stream's entries (kind, field 2, field 3 by
 	// object number) before they are written.
 	editXref func(entries [][3]int)
+	// objStmN, when set, is written as the object stream's /N.
+	objStmN string
 }
 
 func newPDF() *pdfBuilder { return &pdfBuilder{header: "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"} }
@@ -92,9 +94,13 @@ func (b *pdfBuilder) xrefStreamBytes(root int, packed []int, objStmExtra string)
 		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", i+1, obj)
 	}
 	stm := append(hdr.Bytes(), body.Bytes()...)
+	count := fmt.Sprint(len(packed))
+	if b.objStmN != "" {
+		count = b.objStmN
+	}
 	entries[stmID] = [3]int{1, out.Len(), 0}
 	fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", stmID, stream(fmt.Sprintf(
-		"/Type /ObjStm /N %d /First %d %s", len(packed), hdr.Len(), objStmExtra), stm, true))
+		"/Type /ObjStm /N %s /First %d %s", count, hdr.Len(), objStmExtra), stm, true))
 	entries[xrefID] = [3]int{1, out.Len(), 0}
 	if b.editXref != nil {
 		b.editXref(entries)

@@ -28,39 +28,60 @@ func maxObjectID(data []byte) int64 { return 4096 + int64(len(data))/4 }
 
 // preCheck returns ErrLimit or ErrMalformed for a file the library must not see.
 func preCheck(ctx context.Context, data []byte, b *budget) error {
-	maxID := maxObjectID(data)
-	if err := scan(ctx, data, maxID, b, true); err != nil {
+	c := &checker{ctx: ctx, raw: data, maxID: maxObjectID(data), b: b}
+	if err := c.scan(data, true); err != nil {
 		return err
 	}
-	return checkXrefChain(ctx, data, maxID, b)
+	kinds, err := checkXrefChain(ctx, data, c.maxID, b)
+	if err != nil {
+		return err
+	}
+	for _, id := range c.indirect {
+		if id < int64(len(kinds)) && kinds[id] == 's' {
+			return fmt.Errorf("%w: indirect /N %d in an object stream", ErrMalformed, id)
+		}
+	}
+	return nil
+}
+
+// checker holds what one pre-check needs across the file and its decoded streams.
+type checker struct {
+	ctx   context.Context
+	raw   []byte
+	maxID int64
+	b     *budget
+	objs  map[int64][]int // where each object of the raw file is defined, built on demand
+	// indirect are the objects indirect counts refer to; one kept in an object stream,
+	// where this check cannot read it, is refused.
+	indirect []int64
 }
 
 // scan checks the names at every slash of data and, in the raw file, every xref table
 // and every stream; the decoded streams are scanned for names too, since object
 // streams hold dictionaries.
-func scan(ctx context.Context, data []byte, maxID int64, b *budget, raw bool) error {
+func (c *checker) scan(data []byte, raw bool) error {
 	for i := 0; i < len(data); i++ {
 		if i%(64<<10) == 0 {
-			if err := checkTime(ctx, b.deadline); err != nil {
+			if err := checkTime(c.ctx, c.b.deadline); err != nil {
 				return err
 			}
 		}
-		switch c := data[i]; {
-		case c == '/':
+		switch ch := data[i]; {
+		case ch == '/':
 			name, end := lexName(data, i+1)
-			if err := checkName(data, name, end, maxID); err != nil {
+			if err := c.checkName(data, name, end); err != nil {
 				return err
 			}
 		case !raw:
-		case c == 'x':
+		case ch == 'x':
 			if bytes.HasPrefix(data[i:], []byte("xref")) && (i == 0 || !isRegular(data[i-1])) {
-				if err := checkXrefTable(data, i+4, maxID); err != nil {
+				if err := checkXrefTable(data, i+4, c.maxID); err != nil {
 					return err
 				}
 			}
-		case c == 's':
+		case ch == 's':
 			if bytes.HasPrefix(data[i:], []byte("stream")) {
-				if err := checkStream(ctx, data, i+len("stream"), maxID, b); err != nil {
+				if err := c.checkStream(data, i+len("stream")); err != nil {
 					return err
 				}
 			}
@@ -72,7 +93,7 @@ func scan(ctx context.Context, data []byte, maxID int64, b *budget, raw bool) er
 // maxColumns bounds a predictor's /Columns: the library allocates a row of that size.
 const maxColumns = 1 << 20
 
-func checkName(data []byte, name string, end int, maxID int64) error {
+func (c *checker) checkName(data []byte, name string, end int) error {
 	switch name {
 	case "Size", "N", "Columns":
 		pos := skipSpace(data, end)
@@ -80,16 +101,21 @@ func checkName(data []byte, name string, end int, maxID int64) error {
 		if !ok {
 			return nil
 		}
-		if v > maxID || name == "Columns" && v > maxColumns {
-			return fmt.Errorf("%w: /%s %d", ErrLimit, name, v)
+		if err := c.checkCount(name, v); err != nil {
+			return err
 		}
-		// An indirect count cannot be checked here; real files write them directly.
-		if _, next2, ok := lexInt(data, skipSpace(data, next)); ok {
-			if p := skipSpace(data, next2); p < len(data) && data[p] == 'R' && (p+1 == len(data) || !isRegular(data[p+1])) {
-				return fmt.Errorf("%w: indirect /%s", ErrMalformed, name)
-			}
+		g, next2, ok := lexInt(data, skipSpace(data, next))
+		if p := skipSpace(data, next2); !ok || p >= len(data) || data[p] != 'R' || p+1 < len(data) && isRegular(data[p+1]) {
+			return nil
 		}
-	case "Index":
+		// An indirect /N is common (an appearance dictionary's /N is a stream); the
+		// library would read a count from it, so every definition of its object in
+		// the file must be a count within bounds, or no number at all.
+		if name != "N" {
+			return fmt.Errorf("%w: indirect /%s", ErrMalformed, name)
+		}
+		return c.checkIndirectCount(name, v, g)
+		case "Index":
 		pos := skipSpace(data, end)
 		if pos >= len(data) || data[pos] != '[' {
 			return nil
@@ -99,10 +125,50 @@ func checkName(data []byte, name string, end int, maxID int64) error {
 			if !ok {
 				return nil
 			}
-			if v > maxID {
+			if v > c.maxID {
 				return fmt.Errorf("%w: /Index entry %d", ErrLimit, v)
 			}
 			pos = next
+		}
+	}
+	return nil
+}
+
+func (c *checker) checkCount(name string, v int64) error {
+	if v > c.maxID || name == "Columns" && v > maxColumns {
+		return fmt.Errorf("%w: /%s %d", ErrLimit, name, v)
+	}
+	return nil
+}
+
+func (c *checker) checkIndirectCount(name string, id, gen int64) error {
+	if c.objs == nil {
+		c.objs = map[int64][]int{}
+		for i := bytes.Index(c.raw, []byte("obj")); i >= 0; {
+			if id, _, start, ok := objHeader(c.raw, i); ok {
+				c.objs[id] = append(c.objs[id], start)
+			}
+			next := bytes.Index(c.raw[i+3:], []byte("obj"))
+			if next < 0 {
+				break
+			}
+			i += 3 + next
+		}
+	}
+	if len(c.indirect) < 1<<16 {
+		c.indirect = append(c.indirect, id)
+	} else {
+		return fmt.Errorf("%w: over %d indirect counts", ErrLimit, 1<<16)
+	}
+	for _, off := range c.objs[id] {
+		l := &lexer{data: c.raw[off:min(len(c.raw), off+64)]}
+		l.next()
+		l.next()
+		l.next() // id gen obj
+		if t := l.next(); t.kind == tNum {
+			if t.num > float64(c.maxID) {
+				return fmt.Errorf("%w: /%s %d %d R is %v", ErrLimit, name, id, gen, t.num)
+			}
 		}
 	}
 	return nil
@@ -156,7 +222,8 @@ func xrefEntry(data []byte, pos int) (int, bool) {
 // by layer as long as a layer's output is zlib (or ASCII85 whose output is zlib), and
 // charges the decoded size to the budget. Data without a zlib layer is not decoded: it
 // cannot expand much, and the content streams the library reads are charged then.
-func checkStream(ctx context.Context, data []byte, pos int, maxID int64, b *budget) error {
+func (c *checker) checkStream(data []byte, pos int) error {
+	ctx, b := c.ctx, c.b
 	switch {
 	case bytes.HasPrefix(data[pos:], []byte("\r\n")):
 		pos += 2
@@ -198,7 +265,7 @@ func checkStream(ctx context.Context, data []byte, pos int, maxID int64, b *budg
 	}
 	// A corrupt stream is the library's to report, when and if it reads it; what
 	// decoded may be an object stream's dictionaries.
-	return scan(ctx, out.Bytes(), maxID, b, false)
+	return c.scan(out.Bytes(), false)
 }
 
 func isZlibHeader(cmf, flg byte) bool {

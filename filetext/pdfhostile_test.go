@@ -120,11 +120,19 @@ func TestExtractPDFHostile(t *testing.T) {
 		}(), []error{ErrLimit}},
 		{"huge object stream /N", func() []byte {
 			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
-			return bytes.Replace(b.xrefStreamBytes(root, []int{1, 3}, ""), []byte("/N 2"), []byte("/N 999999999999"), 1)
+			b.objStmN = "999999999999"
+			return b.xrefStreamBytes(root, []int{1, 3}, "")
 		}(), []error{ErrLimit}},
-		{"indirect object stream /N", func() []byte {
+		{"indirect object stream /N, huge", func() []byte {
 			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
-			return bytes.Replace(b.xrefStreamBytes(root, []int{1, 3}, ""), []byte("/N 2"), []byte("/N 9 0 R"), 1)
+			b.objStmN = fmt.Sprintf("%d 0 R", b.add("999999999999"))
+			return b.xrefStreamBytes(root, []int{1, 3}, "")
+		}(), []error{ErrLimit}},
+		{"indirect object stream /N in an object stream", func() []byte {
+			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)
+			n := b.add("3")
+			b.objStmN = fmt.Sprintf("%d 0 R", n)
+			return b.xrefStreamBytes(root, []int{1, 3, n}, "")
 		}(), []error{ErrMalformed}},
 		{"object stream in itself", func() []byte {
 			b, root := docPDF([]pageSpec{{content: show(injection)}}, true)

@@ -98,7 +98,9 @@ func startXref(data []byte) (int64, bool) {
 	}
 }
 
-func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) error {
+// checkXrefChain returns the kind of each object number ('f', 'n', or 's' for one in an
+// object stream) as the library's table will have it.
+func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) ([]byte, error) {
 	off, ok := startXref(data)
 	var kinds []byte     // 'f', 'n' or 's' (in an object stream), by object number
 	var streams []uint32 // the object stream of an 's' entry
@@ -113,32 +115,32 @@ func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) er
 		// is refused, so that no entry escapes the check below.
 		unread := fmt.Errorf("%w: unreadable xref stream at %d", ErrMalformed, off)
 		if g, o := l.next(), l.next(); g.kind != tNum || o.kind != tOp || o.s != "obj" {
-			return unread
+			return nil, unread
 		}
 		d := parseValue(l, 0)
 		if d.dict == nil || d.dict["Type"].tok.s != "XRef" || d.dict["Type"].tok.kind != tName {
-			return unread
+			return nil, unread
 		}
 		if t := l.next(); t.kind != tOp || t.s != "stream" {
-			return unread
+			return nil, unread
 		}
 		rows, err := xrefRows(ctx, data, l.pos, d.dict, b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if rows == nil {
-			return unread
+			return nil, unread
 		}
 		var w []int
 		for _, e := range d.dict["W"].arr {
 			n, ok := e.int()
 			if !ok || n < 0 || n > 8 {
-				return fmt.Errorf("%w: xref stream /W", ErrLimit)
+				return nil, fmt.Errorf("%w: xref stream /W", ErrLimit)
 			}
 			w = append(w, int(n))
 		}
 		if len(w) < 3 {
-			return unread
+			return nil, unread
 		}
 		size, _ := d.dict["Size"].int()
 		index := []pdfValue{{tok: token{kind: tNum}}, {tok: token{kind: tNum, num: float64(size)}}}
@@ -183,10 +185,10 @@ func checkXrefChain(ctx context.Context, data []byte, maxID int64, b *budget) er
 	}
 	for x, k := range kinds {
 		if s := int(streams[x]); k == 's' && s < len(kinds) && kinds[s] == 's' {
-			return fmt.Errorf("%w: object %d is in object stream %d, itself in an object stream", ErrMalformed, x, s)
+			return nil, fmt.Errorf("%w: object %d is in object stream %d, itself in an object stream", ErrMalformed, x, s)
 		}
 	}
-	return nil
+	return kinds, nil
 }
 
 func xrefInt(b []byte) int {
