@@ -115,7 +115,7 @@ func (c *checker) checkName(data []byte, name string, end int) error {
 			return fmt.Errorf("%w: indirect /%s", ErrMalformed, name)
 		}
 		return c.checkIndirectCount(name, v, g)
-		case "Index":
+	case "Index":
 		pos := skipSpace(data, end)
 		if pos >= len(data) || data[pos] != '[' {
 			return nil
