@@ -96,11 +96,12 @@ var (
 
 // Limits bound the work of one extraction. A zero field takes its default.
 type Limits struct {
-	// MaxDecompressed bounds the bytes decoded from a PDF's streams, counting every
-	// compressed stream of the file once in the pre-check and every read of a content
-	// stream, form or CMap (a stream shared by many pages counts each time); a file
-	// rebuilt from its objects is read again under a fresh budget. Memory peaks near
-	// this bound plus a few times the file's size. Default 64 MiB.
+	// MaxDecompressed bounds the bytes decoded from a PDF's streams, twice over: the
+	// pre-check decodes every compressed stream of the file once under this bound, and
+	// the reads of content streams, forms and CMaps are charged to another (a stream
+	// shared by many pages counts each time). A file rebuilt from its objects is read
+	// again under fresh bounds. Memory peaks at a few times this bound plus some ten
+	// times the file's size. Default 64 MiB.
 	MaxDecompressed int64
 	// MaxPages bounds the pages read from a PDF; a PDF with more pages is ErrLimit.
 	// Default 1000.

@@ -44,10 +44,12 @@ func extractPDF(ctx context.Context, data []byte, limits Limits) (string, error)
 // extractOnce reads data with the library; opened says whether the library could open
 // the file, or a rebuilt cross-reference table may help.
 func extractOnce(ctx context.Context, data []byte, limits Limits, deadline time.Time) (text string, opened bool, err error) {
-	b := &budget{left: limits.MaxDecompressed, deadline: deadline}
-	if err := preCheck(ctx, data, b); err != nil {
+	// The pre-check and the reads have a budget each: a content stream is decoded
+	// by both.
+	if err := preCheck(ctx, data, &budget{left: limits.MaxDecompressed, deadline: deadline}); err != nil {
 		return "", false, err
 	}
+	b := &budget{left: limits.MaxDecompressed, deadline: deadline}
 	file := &guardedFile{ctx: ctx, data: data, deadline: deadline}
 	x := &pdfExtractor{ctx: ctx, file: file, budget: b, limits: limits,
 		out: textOut{max: limits.MaxText}}

@@ -3,16 +3,35 @@ package filetext
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/ledongthuc/pdf"
 )
 
-// operand is a content-stream operand: a number, string or name, an array of them, or
-// the marked-content texts of a dictionary.
+// operand is a content-stream operand: a number, string or name; or an array, kept as
+// the text it would show (decoded with the current font, which no operator can change
+// before the array's own); or a dictionary, kept as its marked-content texts. Keeping
+// text rather than elements bounds an operand's memory by MaxText, whatever its length.
 type operand struct {
 	tok  token
-	arr  []operand
-	text []string // /ActualText, /Alt and /E strings of a dictionary operand
+	arr  bool
+	text string
+	over bool // text was cut at MaxText
+}
+
+// textAcc accumulates an operand's text up to max bytes.
+type textAcc struct {
+	b    strings.Builder
+	max  int
+	over bool
+}
+
+func (a *textAcc) add(s string) {
+	if a.b.Len()+len(s) > a.max {
+		a.over = true
+		return
+	}
+	a.b.WriteString(s)
 }
 
 const (
@@ -54,7 +73,7 @@ func (in *interp) run(content []byte) error {
 			in.stack = in.stack[:0]
 			continue
 		}
-		o := in.operand(t, l, 0)
+		o := in.operand(t, l)
 		if len(in.stack) >= maxOperands {
 			in.stack = in.stack[:0]
 		}
@@ -64,51 +83,77 @@ func (in *interp) run(content []byte) error {
 
 // operand completes the operand that starts with t: arrays and dictionaries are read
 // whole.
-func (in *interp) operand(t token, l *lexer, depth int) operand {
+func (in *interp) operand(t token, l *lexer) operand {
 	switch t.kind {
 	case tArrOpen:
-		var o operand
-		for {
-			e := l.next()
-			if e.kind == tOp {
-				// An unclosed array ends at an operator, which still runs.
-				l.back(e)
-				return o
-			}
-			if e.kind == tEOF || e.kind == tArrClose {
-				return o
-			}
-			// Deeper than the cap, nested brackets are dropped and their elements
-			// kept at this level.
-			if depth < maxArrayDepth || e.kind != tArrOpen && e.kind != tDictOpen {
-				o.arr = append(o.arr, in.operand(e, l, depth+1))
-			}
-		}
+		acc := &textAcc{max: in.x.limits.MaxText}
+		in.array(l, 0, acc)
+		return operand{arr: true, text: acc.b.String(), over: acc.over}
 	case tDictOpen:
-		var o operand
-		key := ""
-		for {
-			e := l.next()
-			switch {
-			case e.kind == tOp:
-				l.back(e)
-				return o
-			case e.kind == tEOF || e.kind == tDictClose:
-				return o
-			case e.kind == tName && key == "":
-				key = e.s
-				continue
-			case e.kind == tStr && (key == "ActualText" || key == "Alt" || key == "E"):
-				o.text = append(o.text, textString(e.s))
-			case e.kind == tArrOpen || e.kind == tDictOpen:
-				if depth < maxArrayDepth {
-					in.operand(e, l, depth+1)
-				}
-			}
-			key = ""
-		}
+		acc := &textAcc{max: in.x.limits.MaxText}
+		in.dict(l, 0, acc)
+		return operand{text: acc.b.String(), over: acc.over}
 	}
 	return operand{tok: t}
+}
+
+// array reads an array's elements up to its "]" into acc: its strings' text, and a
+// space for a gap wider than a fifth of the font size. Nested arrays are flattened;
+// deeper than the cap, their brackets are dropped. An unclosed array ends at an
+// operator, which still runs.
+func (in *interp) array(l *lexer, depth int, acc *textAcc) {
+	for {
+		e := l.next()
+		switch e.kind {
+		case tOp:
+			l.back(e)
+			return
+		case tEOF, tArrClose:
+			return
+		case tStr:
+			if acc != nil && e.s != "" {
+				acc.add(in.decode(e.s))
+			}
+		case tNum:
+			if acc != nil && e.num < -200 && acc.b.Len() > 0 && !strings.HasSuffix(acc.b.String(), " ") {
+				acc.add(" ")
+			}
+		case tArrOpen:
+			if depth < maxArrayDepth {
+				in.array(l, depth+1, acc)
+			}
+		case tDictOpen:
+			if depth < maxArrayDepth {
+				in.dict(l, depth+1, nil)
+			}
+		}
+	}
+}
+
+// dict reads a dictionary up to its ">>", adding the /ActualText, /Alt and /E strings
+// to acc, one a line.
+func (in *interp) dict(l *lexer, depth int, acc *textAcc) {
+	key := ""
+	for {
+		e := l.next()
+		switch {
+		case e.kind == tOp:
+			l.back(e)
+			return
+		case e.kind == tEOF || e.kind == tDictClose:
+			return
+		case e.kind == tName && key == "":
+			key = e.s
+			continue
+		case e.kind == tStr && acc != nil && (key == "ActualText" || key == "Alt" || key == "E"):
+			acc.add(textString(e.s) + "\n")
+		case e.kind == tArrOpen && depth < maxArrayDepth:
+			in.array(l, depth+1, nil)
+		case e.kind == tDictOpen && depth < maxArrayDepth:
+			in.dict(l, depth+1, nil)
+		}
+		key = ""
+	}
 }
 
 func (in *interp) arg(i int) operand {
@@ -150,11 +195,7 @@ func (in *interp) op(op string, l *lexer) error {
 	case "BT", "ET":
 		return out.space(" ")
 	case "BDC", "DP":
-		for _, s := range in.last().text {
-			if err := out.line(s); err != nil {
-				return err
-			}
-		}
+		return in.writeText(in.last())
 	case "Do":
 		return in.do(in.last().tok.s)
 	case "BI":
@@ -163,35 +204,33 @@ func (in *interp) op(op string, l *lexer) error {
 	return nil
 }
 
-// show writes a string operand, or the strings of an array operand (TJ's, or any
-// operator's given one: a superset of what readers show) with a space for a gap wider
-// than a fifth of the font size.
+// show writes a string operand, or the text of an array operand (TJ's, or any
+// operator's given one: a superset of what readers show).
 func (in *interp) show(o operand) error {
-	if o.arr != nil {
-		for _, e := range o.arr {
-			var err error
-			if e.tok.kind == tNum && e.tok.num < -200 {
-				err = in.x.out.space(" ")
-			} else {
-				err = in.show(e)
-			}
-			if err != nil {
-				return err
-			}
-		}
+	if o.arr {
+		return in.writeText(o)
+	}
+	if o.tok.kind != tStr || o.tok.s == "" {
 		return nil
 	}
-	t := o.tok
-	if t.kind != tStr || t.s == "" {
-		return nil
+	return in.x.out.write(in.decode(o.tok.s))
+}
+
+func (in *interp) writeText(o operand) error {
+	if err := in.x.out.write(o.text); err != nil {
+		return err
 	}
-	var s string
+	if o.over {
+		return fmt.Errorf("%w: text over %d bytes", ErrLimit, in.x.limits.MaxText)
+	}
+	return nil
+}
+
+func (in *interp) decode(raw string) string {
 	if in.font != nil {
-		s = in.font.Decode(t.s)
-	} else {
-		s = decodeSingleByte([]byte(t.s), nil)
+		return in.font.Decode(raw)
 	}
-	return in.x.out.write(s)
+	return decodeSingleByte([]byte(raw), nil)
 }
 
 func (in *interp) setFont(name string) error {

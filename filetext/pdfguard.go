@@ -90,6 +90,26 @@ func (c *checker) scan(data []byte, raw bool) error {
 	return nil
 }
 
+// maxStreamTokens bounds the tokens of one decoded stream: the library parses an object
+// of an object stream whole, at some 16 bytes a token, wherever its bytes came from.
+// Image data, which the library never parses, has a token about every ten bytes.
+const maxStreamTokens = 4 << 20
+
+// countTokens counts where PDF tokens may start: at each delimiter, and at each regular
+// byte after whitespace or a delimiter.
+func countTokens(data []byte) int {
+	n := 0
+	prevRegular := false
+	for _, c := range data {
+		regular := isRegular(c)
+		if !regular && !isSpace(c) || regular && !prevRegular {
+			n++
+		}
+		prevRegular = regular
+	}
+	return n
+}
+
 // maxColumns bounds a predictor's /Columns: the library allocates a row of that size.
 const maxColumns = 1 << 20
 
@@ -265,6 +285,9 @@ func (c *checker) checkStream(data []byte, pos int) error {
 	}
 	// A corrupt stream is the library's to report, when and if it reads it; what
 	// decoded may be an object stream's dictionaries.
+	if n := countTokens(out.Bytes()); n > maxStreamTokens {
+		return fmt.Errorf("%w: a stream of over %d tokens", ErrLimit, maxStreamTokens)
+	}
 	return c.scan(out.Bytes(), false)
 }
 

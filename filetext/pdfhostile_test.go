@@ -154,6 +154,9 @@ func TestExtractPDFHostile(t *testing.T) {
 			b.set(p, "<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Deep "+strings.Repeat("[", 200000)+" >>")
 		}), []error{ErrMalformed, nil}},
 		{"deep content nesting", onePage(stream("", []byte(strings.Repeat("[", 100000)+" (x) Tj"), true), nil), nil},
+		{"array of three million numbers", onePage(stream("", []byte("BT ["+strings.Repeat("0 ", 3<<20)+"] TJ ET"), true), nil), nil},
+		{"array of a million strings", onePage(stream("", []byte("BT ["+strings.Repeat("(ab)", 1<<20)+"] TJ ET"), true), nil), []error{ErrLimit}},
+		{"a million ActualTexts", onePage(stream("", []byte("<<"+strings.Repeat("/ActualText (ab) ", 1<<19)+">> BDC"), true), nil), []error{ErrLimit}},
 		{"recursive form", onePage(stream("", []byte("/X Do"), false), func(b *pdfBuilder, p int) {
 			form := b.add(stream("/Type /XObject /Subtype /Form /Resources 7 0 R", []byte("/X Do"), false))
 			b.add(fmt.Sprintf("<< /XObject << /X %d 0 R >> >>", form))
@@ -242,6 +245,16 @@ func TestExtractPDFSharedContent(t *testing.T) {
 	limits := hostileLimits
 	limits.MaxPages, limits.MaxText = 20000, 64<<20
 	checkBounded(t, manyPages(10000, show(strings.Repeat("x", 1000)), true), limits, []error{ErrLimit, ErrTimeout})
+}
+
+// TestExtractPDFObjectStreamTokens hides a five-million-element array in an object
+// stream within the byte budget: the library would parse it whole.
+func TestExtractPDFObjectStreamTokens(t *testing.T) {
+	b, root := docPDF([]pageSpec{{content: show(injection), extra: "/Annots 6 0 R"}}, true)
+	b.add("[" + strings.Repeat("0 ", 5<<20) + "]")
+	limits := hostileLimits
+	limits.MaxDecompressed = 32 << 20
+	checkBounded(t, b.xrefStreamBytes(root, []int{1, 2, 3, 5, 6}, ""), limits, []error{ErrLimit})
 }
 
 func TestExtractPDFTruncated(t *testing.T) {
