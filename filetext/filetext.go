@@ -37,6 +37,10 @@
 // with their own bounds: the library's versions loop on cyclic page trees and keep
 // unbounded PostScript stacks.
 //
+// The library parses an object whole, at some 16 bytes of memory a token: a decoded
+// stream of over four million tokens is refused, but an object written uncompressed is
+// bounded only by the file, so memory can reach some ten times the file's size.
+//
 // The library decodes an object stream again for each object it resolves from it, so a
 // document whose page objects live in object streams costs time quadratic in its pages
 // (about a second for a thousand pages): such a document can end in ErrTimeout where a

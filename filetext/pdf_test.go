@@ -218,7 +218,8 @@ func FuzzExtractPDF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		start := time.Now()
 		text, err := Extract(PDF, data, fuzzLimits)
-		if d := time.Since(start); d > fuzzLimits.Timeout+2*time.Second {
+		// Wall-clock slack: fuzzing workers share a loaded machine.
+		if d := time.Since(start); d > fuzzLimits.Timeout+5*time.Second {
 			t.Errorf("took %v", d)
 		}
 		if len(text) > fuzzLimits.MaxText {
