@@ -1,76 +1,139 @@
 package llmreq
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // detect picks the API from the URL path first (the endpoint is what the upstream will apply)
 // and checks that the body has that API's shape; a body that does not fit is Generic, so its
-// every string is scanned. A path that names no known endpoint (a gateway's own route, Bedrock's
-// /invoke, Vertex's :rawPredict) leaves the choice to the body's shape.
-func detect(urlPath string, w *walker) API {
+// every string and key is scanned. A path that names no known endpoint (a gateway's own route,
+// Bedrock's /invoke, Vertex's :rawPredict) leaves the choice to the body's shape.
+//
+// It also returns the walkers to run: the API's own, then that of every other API whose text
+// members the body carries (a /completions body with messages as well as prompt), since an
+// upstream or a gateway in front of it may read those too.
+//
+// The walkers are returned as bits of their index in APIs; the API's own walker is primary's.
+func detect(urlPath string, w *walker) (api API, primary int, walkers uint32) {
 	root := 0
 	if w.kind(root) != kindObject {
-		return Generic
+		return Generic, -1, 0
 	}
-	p := strings.TrimRight(urlPath, "/")
-	if api, ok := apiOfPath(p); ok {
-		if fits(api, w, root) {
-			return api
+	api = Generic
+	var p *APIInfo
+	mask := w.rootMask(root)
+	if info := InfoOfPath(urlPath); info != nil {
+		if mask&info.mask != 0 {
+			api, p = info.API, info
 		}
-		return Generic
+	} else {
+		api = apiOfShape(w, root)
+		p = infoOf(api)
 	}
-	return apiOfShape(w, root)
+	primary = -1
+	var buf [16]string // the rules of the walkers to run
+	rules := buf[:0]
+	for i, info := range APIs {
+		if info == p {
+			primary, walkers = i, walkers|1<<i
+		}
+	}
+	if p != nil {
+		rules = append(rules, p.rules)
+	}
+	for i, info := range APIs {
+		if info == p || mask&info.mask == 0 || slices.Contains(rules, info.rules) {
+			continue
+		}
+		// Beside the API's own walker, one that reads the same members runs only for what is
+		// its own (Anthropic blocks in a chat body); with no walker of its own (Generic), every
+		// walker that fits runs.
+		if p != nil && (mask&info.alsoMask == 0 || (info.also != nil && !info.also(w, root))) {
+			continue
+		}
+		rules = append(rules, info.rules)
+		walkers |= 1 << i
+	}
+	return api, primary, walkers
 }
 
-// apiOfPath maps an endpoint path (any prefix) to its API.
-func apiOfPath(p string) (API, bool) {
-	last := p[strings.LastIndexByte(p, '/')+1:]
-	if c := strings.LastIndexByte(last, ':'); c >= 0 {
-		switch last[c+1:] {
-		case "generateContent", "streamGenerateContent", "countTokens":
-			return Gemini, true
+// run walks the body with the rules of every walker; the API's own also scans the root members
+// no rule knows (Generic: all of them).
+func (w *walker) run(primary int, walkers uint32) {
+	if primary < 0 {
+		w.all(0, RoleUnknown)
+	} else {
+		w.info = APIs[primary]
+		w.info.walk(w, 0)
+	}
+	for i, info := range APIs {
+		if i != primary && walkers&(1<<i) != 0 {
+			w.info, w.secondary = info, i != primary
+			info.walk(w, 0)
 		}
 	}
-	switch {
-	case strings.HasSuffix(p, "/chat/completions"):
-		return OpenAIChat, true
-	case strings.HasSuffix(p, "/responses"):
-		return OpenAIResponses, true
-	case strings.HasSuffix(p, "/completions"):
-		return OpenAICompletions, true
-	case strings.HasSuffix(p, "/embeddings"):
-		return OpenAIEmbeddings, true
-	case strings.HasSuffix(p, "/messages"), strings.HasSuffix(p, "/messages/count_tokens"):
-		return AnthropicMessages, true
-	case strings.HasSuffix(p, "/api/chat"):
-		return OllamaChat, true
-	case strings.HasSuffix(p, "/api/generate"):
-		return OllamaGenerate, true
-	}
-	return "", false
+	w.info, w.secondary = nil, false
 }
 
-// fits reports whether object root has the members that carry the texts of api.
-func fits(api API, w *walker, root int) bool {
-	switch api {
-	case OpenAIChat, AnthropicMessages, OllamaChat:
-		return w.has(root, "messages")
-	case OpenAIResponses:
-		return w.has(root, "input") || w.has(root, "instructions")
-	case OpenAICompletions:
-		return w.has(root, "prompt")
-	case OpenAIEmbeddings:
-		return w.has(root, "input")
-	case Gemini:
-		return w.has(root, "contents")
-	case OllamaGenerate:
-		return w.has(root, "prompt") || w.has(root, "system") || w.has(root, "suffix") || w.has(root, "template")
+// Root members that make a body fit an API, as bits: detect looks at each root key once.
+var memberBits = func() map[string]uint16 {
+	m := map[string]uint16{}
+	for i, s := range []string{"messages", "input", "instructions", "prompt", "system", "suffix",
+		"template", "context", "contents", "systeminstruction"} {
+		m[s] = 1 << i
 	}
-	return false
+	return m
+}()
+
+// maskOf is the bits of names.
+func maskOf(names ...string) uint16 {
+	var m uint16
+	for _, s := range names {
+		m |= memberBits[geminiNorm(s)]
+	}
+	return m
+}
+
+// rootMask is the bits of the root members of object root. Keys are compared in lower case and
+// without underscores (Gemini's snake_case names, encoding/json's case folding): a key that only
+// looks like a member makes a walker run for nothing, which costs time, not coverage.
+func (w *walker) rootMask(root int) uint16 {
+	var m uint16
+	w.eachMember(root, func(k, _ int) {
+		n := w.t.nodes[k]
+		if n.escaped() || !n.ascii() {
+			for name, bit := range memberBits {
+				if m&bit == 0 && w.geminiKeyIs(k, name) {
+					m |= bit
+				}
+			}
+			return
+		}
+		key := w.body[n.start()+1 : n.end()-1]
+		var buf [24]byte
+		if len(key) > len(buf) {
+			return
+		}
+		j := 0
+		for _, c := range key {
+			if c == '_' {
+				continue
+			}
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[j] = c
+			j++
+		}
+		m |= memberBits[string(buf[:j])]
+	})
+	return m
 }
 
 // apiOfShape guesses the API of a body from its members alone. A body that carries the text
-// members of two APIs (messages and contents, say) is ambiguous: whichever the upstream follows,
-// the texts of the other would go unscanned under one API's rules, so it is Generic.
+// members of two APIs (messages and contents, say) is ambiguous: it is Generic, and the walker of
+// every API it fits runs.
 func apiOfShape(w *walker, root int) API {
 	shapes := 0
 	for _, m := range [...]string{"contents", "messages", "input"} {
@@ -89,7 +152,7 @@ func apiOfShape(w *walker, root int) API {
 	case w.has(root, "contents"):
 		return Gemini
 	case w.has(root, "messages"):
-		if looksAnthropic(w, root) {
+		if w.has(root, "system") || w.has(root, "anthropic_version") || looksAnthropic(w, root) {
 			return AnthropicMessages
 		}
 		return OpenAIChat
@@ -120,12 +183,26 @@ func hasObjectElement(w *walker, arr int) bool {
 	return found
 }
 
-// looksAnthropic tells an Anthropic Messages body from an OpenAI-shaped one: a top-level system,
-// an anthropic_version (Bedrock, Vertex), or a content block only Anthropic has.
+// looksAnthropic reports blocks only Anthropic has in the messages, or system blocks.
 func looksAnthropic(w *walker, root int) bool {
-	if w.has(root, "system") || w.has(root, "anthropic_version") {
+	if s := w.member(root, "system"); s >= 0 && w.kind(s) == kindArray {
 		return true
 	}
+	return w.blockTypes(root, anthropicOnly, "_tool_result")
+}
+
+// hasOpenAIParts reports content parts only OpenAI has in the messages.
+func hasOpenAIParts(w *walker, root int) bool { return w.blockTypes(root, openaiOnly, "") }
+
+var (
+	anthropicOnly = []string{"image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
+		"search_result", "server_tool_use", "mcp_tool_use", "mcp_tool_result", "container_upload"}
+	openaiOnly = []string{"image_url", "input_audio", "file", "input_text", "input_image", "input_file", "refusal"}
+)
+
+// blockTypes reports whether a content block of some message has a type of types (or, for
+// Anthropic, a *_tool_result type).
+func (w *walker) blockTypes(root int, types []string, suffix string) bool {
 	msgs := w.member(root, "messages")
 	if w.kind(msgs) != kindArray {
 		return false
@@ -137,37 +214,14 @@ func looksAnthropic(w *walker, root int) bool {
 			return
 		}
 		w.eachElement(c, func(_, b int) {
-			switch typ, _ := w.uniqueString(b, "type"); typ {
-			case "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", "search_result":
-				found = true
+			typ, _ := w.uniqueString(b, "type")
+			for _, t := range types {
+				found = found || typ == t
 			}
+			found = found || (suffix != "" && strings.HasSuffix(typ, suffix))
 		})
 	})
 	return found
-}
-
-// extract runs the rules of api over the body.
-func (w *walker) extract(api API) {
-	switch api {
-	case OpenAIChat:
-		w.openaiChat(0)
-	case OpenAIResponses:
-		w.openaiResponses(0)
-	case OpenAICompletions:
-		w.openaiCompletions(0)
-	case OpenAIEmbeddings:
-		w.openaiEmbeddings(0)
-	case AnthropicMessages:
-		w.anthropicMessages(0)
-	case Gemini:
-		w.gemini(0)
-	case OllamaChat:
-		w.ollamaChat(0)
-	case OllamaGenerate:
-		w.ollamaGenerate(0)
-	default:
-		w.all(0, RoleUnknown)
-	}
 }
 
 // chatRole maps a message's role member to a Role constant. A missing role, a role of another

@@ -30,6 +30,19 @@ type walker struct {
 	paths, values []byte
 	spans         []textSpan
 	tooMany       int // offset of the text over MaxTexts, or -1
+
+	info      *APIInfo // the API whose walker runs
+	secondary bool     // another walker owns the root's unknown members
+
+	// Groups (see the package doc): groups counts them, group is the current content list's,
+	// inText is set while a text part's text is visited.
+	groups, group int
+	inText        bool
+
+	docs      []Document
+	fileTypes []fileType
+	tokenIDs []string
+	fileBuf  []byte // a file's decoded literal
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
@@ -153,6 +166,11 @@ func (w *walker) uniqueString(i int, name string) (val string, ok bool) {
 func (w *walker) pushKey(k int) int {
 	mark := len(w.path)
 	key := w.decoded(k)
+	if n := w.t.nodes[k]; !n.escaped() && !n.ascii() && !jsonstr.ValidUTF8(key) {
+		// As decoded (U+FFFD), so that the path does not change when the key is rewritten.
+		w.scratch = jsonstr.Unquote(w.scratch[:0], key)
+		key = w.scratch
+	}
 	if isIdent(key) {
 		if len(w.path) > 0 {
 			w.path = append(w.path, '.')
@@ -213,8 +231,38 @@ func (w *walker) emit(i int, role string) {
 		}
 		sp.val1 = len(w.values)
 	}
+	t := Text{Role: role, start: int32(n.start()), end: int32(n.end())}
+	if w.inText {
+		t.Group = int32(w.group)
+	}
+	w.push(t, sp)
+}
+
+// push appends a text and its span, doubling the slices when full (append grows a large slice
+// by a quarter, which for a body of many keys allocates several times the final slice).
+func (w *walker) push(t Text, sp textSpan) {
+	if len(w.texts) == cap(w.texts) {
+		w.texts = append(make([]Text, 0, 2*cap(w.texts)+16), w.texts...)
+	}
+	if len(w.spans) == cap(w.spans) {
+		w.spans = append(make([]textSpan, 0, 2*cap(w.spans)+16), w.spans...)
+	}
+	w.texts = append(w.texts, t)
 	w.spans = append(w.spans, sp)
-	w.texts = append(w.texts, Text{Role: role, start: n.start(), end: n.end()})
+}
+
+// emitKey records key node k, whose member's path is the current path, as a text of role.
+func (w *walker) emitKey(k int, role string) {
+	mark := len(w.path)
+	w.path = append(w.path, "#key"...)
+	inText := w.inText
+	w.inText = false
+	w.emit(k, role)
+	w.inText = inText
+	w.path = w.path[:mark]
+	if n := len(w.texts); n > 0 && int(w.texts[n-1].start) == w.t.nodes[k].start() {
+		w.texts[n-1].Key = true
+	}
 }
 
 // appendPath appends path, shortened in the middle to limit bytes if longer. The cut falls on
@@ -272,20 +320,21 @@ func (w *walker) finish() {
 	}
 }
 
-// all records every string value under node i (i itself if it is a string) with role. Object
-// keys are names, not values, and are not texts. This is the fallback for any shape the API
-// rules do not know: whatever the shape, no string goes unscanned.
+// all records every string value and every object key under node i (i itself if it is a
+// string) with role. This is the fallback for any shape the API rules do not know, and the rule
+// for objects the model reads whole (tool arguments and results): whatever the shape, no string
+// goes unscanned.
 func (w *walker) all(i int, role string) {
 	switch w.kind(i) {
 	case kindString:
 		w.emit(i, role)
 	case kindObject:
 		w.eachMember(i, func(k, v int) {
-			if w.kind(v) >= kindNumber {
-				return // no string below: skip the path bookkeeping
-			}
 			mark := w.pushKey(k)
-			w.all(v, role)
+			w.emitKey(k, role)
+			if w.kind(v) < kindNumber {
+				w.all(v, role)
+			}
 			w.pop(mark)
 		})
 	case kindArray:
@@ -301,7 +350,7 @@ func (w *walker) all(i int, role string) {
 }
 
 // allBut is all for an object of unknown shape whose discriminator "type" is a known word and
-// not a text; every other string under it is recorded.
+// not a text; every other string and key under it is recorded.
 func (w *walker) allBut(i int, role string) {
 	if w.kind(i) != kindObject {
 		w.all(i, role)
@@ -311,7 +360,45 @@ func (w *walker) allBut(i int, role string) {
 		if w.kind(v) == kindString && w.keyIs(k, "type") {
 			return
 		}
-		w.at(k, v, role, w.all)
+		w.unknown(k, v, role)
+	})
+}
+
+// unknown scans member (k, v) of a shape the rules do not know: its key and all of its value.
+func (w *walker) unknown(k, v int, role string) {
+	mark := w.pushKey(k)
+	w.emitKey(k, role)
+	w.all(v, role)
+	w.pop(mark)
+}
+
+// rootMember handles a root member the API's walker has no rule for: inert members are left
+// out, any other is scanned whole, unless another walker owns the root's unknown members.
+func (w *walker) rootMember(k, v int) {
+	if w.secondary || w.isInert(k, w.info.inert) {
+		return
+	}
+	w.unknown(k, v, RoleUnknown)
+}
+
+// isInert reports whether key k is exactly one of the names of set (an escaped key decoded).
+// Inert names match exactly, where rules match keys as encoding/json does: a key that only
+// folds to an inert name is scanned, which costs time, not coverage.
+func (w *walker) isInert(k int, set map[string]bool) bool {
+	return set[string(w.decoded(k))]
+}
+
+// memberValues scans the member values of an object whose keys are the API's own names: all
+// of each value, keys below included.
+func (w *walker) memberValues(o int, role string) {
+	if w.kind(o) != kindObject {
+		w.all(o, role)
+		return
+	}
+	w.eachMember(o, func(k, v int) {
+		if w.kind(v) < kindNumber {
+			w.at(k, v, role, w.all)
+		}
 	})
 }
 
@@ -368,28 +455,4 @@ func intern(b []byte) string {
 		}
 	}
 	return string(b)
-}
-
-// definitions records the strings of tool definitions (names, descriptions, JSON schemas): the
-// provider renders them into the prompt, so they are instructions like a system prompt. The
-// values of "type" members (the tool kind, JSON-schema types) are vocabulary, not prose, and are
-// left out to keep the scan from drowning in "object" and "string".
-func (w *walker) definitions(i int, role string) {
-	switch w.kind(i) {
-	case kindString:
-		w.emit(i, role)
-	case kindArray:
-		w.eachElement(i, func(n, e int) {
-			if w.kind(e) < kindNumber {
-				w.atIndex(n, e, role, w.definitions)
-			}
-		})
-	case kindObject:
-		w.eachMember(i, func(k, v int) {
-			if w.kind(v) >= kindNumber || (w.kind(v) == kindString && w.keyIs(k, "type")) {
-				return
-			}
-			w.at(k, v, role, w.definitions)
-		})
-	}
 }
