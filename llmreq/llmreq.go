@@ -242,8 +242,13 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
-	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
+	// The walker lives in the tape: the API table calls its rules through function values, which
+	// would move a walker on the stack to the heap. It is cleared when done, so that nothing of
+	// the body stays in the pool.
+	w := &t.w
+	*w = walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
 		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
+	defer func() { *w = walker{} }()
 	// The string values and keys bound the texts (unless several walkers visit one literal).
 	// Up to smallBody of them, the texts are collected in the tape's buffer and copied out at
 	// their number (a 4 KiB chat has 21 string values and 10 texts: the bound was most of what a
@@ -263,7 +268,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if cap(w.spans) < cap(w.texts) {
 		w.spans = make([]textSpan, 0, cap(w.texts))
 	}
-	api, primary, walkers := detect(urlPath, &w)
+	api, primary, walkers := detect(urlPath, w)
 	w.run(primary, walkers)
 	if pooled && cap(w.texts) != cap(t.texts) {
 		// Several walkers outgrew the pooled buffer: it holds texts all the same.
