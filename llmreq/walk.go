@@ -41,8 +41,8 @@ type walker struct {
 
 	docs      []Document
 	fileTypes []fileType
-	tokenIDs []string
-	fileBuf  []byte // a file's decoded literal
+	tokenIDs  []string
+	fileBuf   []byte // a file's decoded literal
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
