@@ -55,8 +55,23 @@ var commonInert = []string{"model", "stream", "stream_options", "temperature", "
 	"presence_penalty", "frequency_penalty", "stop", "logit_bias", "parallel_tool_calls",
 	"tool_choice", "safety_identifier", "prompt_cache_key"}
 
-// APIs is the table of the APIs Parse knows, in path-matching order.
+// APIs is the table of the APIs Parse knows, in path-matching order (Ollama's /api/embeddings
+// before OpenAI's /embeddings).
 var APIs = []*APIInfo{
+	{API: OllamaChat, Family: FamilyOllama, Paths: []string{"/api/chat"},
+		Members: []string{"messages"}, rules: "chat", also: hasOpenAIParts,
+		Inert: []string{"options", "keep_alive", "think"},
+		walk:  (*walker).openaiChat},
+	{API: OllamaGenerate, Family: FamilyOllama, Paths: []string{"/api/generate"},
+		Members: []string{"prompt", "system", "suffix", "template", "context"}, rules: "generate",
+		alsoMembers: []string{"template", "context"}, // the completions walker reads prompt and suffix
+		Inert:       []string{"options", "keep_alive", "think", "raw", "images"},
+		walk:        (*walker).ollamaGenerate},
+	{API: OllamaEmbed, Family: FamilyOllama, Paths: []string{"/api/embed", "/api/embeddings"},
+		Members: []string{"input", "prompt"}, rules: "embeddings",
+		also:  never, // the Responses and completions walkers read input and prompt
+		Inert: []string{"options", "keep_alive", "truncate", "dimensions"},
+		walk:  (*walker).openaiEmbeddings},
 	{API: OpenAIChat, Family: FamilyOpenAI, Paths: []string{"/chat/completions"},
 		Members: []string{"messages"}, rules: "chat", also: hasOpenAIParts,
 		Inert: []string{"max_completion_tokens", "reasoning_effort", "modalities", "verbosity", "audio",
@@ -88,20 +103,6 @@ var APIs = []*APIInfo{
 		// Normalized: lower case, no underscores (geminiInert).
 		Inert: []string{"safetysettings", "toolconfig", "cachedcontent", "labels"},
 		walk:  (*walker).gemini},
-	{API: OllamaChat, Family: FamilyOllama, Paths: []string{"/api/chat"},
-		Members: []string{"messages"}, rules: "chat", also: hasOpenAIParts,
-		Inert: []string{"options", "keep_alive", "think"},
-		walk:  (*walker).openaiChat},
-	{API: OllamaGenerate, Family: FamilyOllama, Paths: []string{"/api/generate"},
-		Members: []string{"prompt", "system", "suffix", "template", "context"}, rules: "generate",
-		alsoMembers: []string{"template", "context"}, // the completions walker reads prompt and suffix
-		Inert:       []string{"options", "keep_alive", "think", "raw", "images"},
-		walk:        (*walker).ollamaGenerate},
-	{API: OllamaEmbed, Family: FamilyOllama, Paths: []string{"/api/embed", "/api/embeddings"},
-		Members: []string{"input", "prompt"}, rules: "embeddings",
-		also:  never, // the Responses and completions walkers read input and prompt
-		Inert: []string{"options", "keep_alive", "truncate", "dimensions"},
-		walk:  (*walker).openaiEmbeddings},
 }
 
 func never(*walker, int) bool { return false }

@@ -175,6 +175,7 @@ func encodeFile(orig []byte, enc fileEnc, s string) []byte {
 			prefix = orig[:c+1]
 		}
 	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	content := []byte(s)
 	switch {
 	case enc&encLatin1 != 0:

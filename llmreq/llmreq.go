@@ -162,7 +162,7 @@ type Request struct {
 	Documents []Document
 
 	// TokenIDs are the paths of prompts given as token ids or embeddings, which no scanner can
-	// read (see the package doc).
+	// read (see the package doc); the first MaxTokenIDs of them.
 	TokenIDs []string
 
 	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it and texts'
@@ -204,6 +204,10 @@ const MaxDepth = 512
 // of tiny strings (["","",...]) would otherwise turn 16 MiB into hundreds of MiB. Real requests
 // hold a few thousand at most (a long agent conversation, a batch of 2,048 embedding inputs).
 const MaxTexts = 1 << 16
+
+// MaxTokenIDs bounds Request.TokenIDs: one is enough to refuse a request, and a prompt of a
+// million token arrays must not make a million paths.
+const MaxTokenIDs = 64
 
 // MaxPathLen bounds Text.Path in bytes: a longer path keeps its beginning and its end, joined by
 // "…". Paths are for people and logs; the bound keeps a body with huge keys or deep nesting from

@@ -17,7 +17,7 @@ func (w *walker) ollamaGenerate(root int) {
 		case w.keyIs(k, "context"):
 			if w.kind(v) == kindArray && w.hasNumber(v) {
 				mark := w.pushKey(k)
-				w.tokenIDs = append(w.tokenIDs, string(w.path))
+				w.tokenIDHere()
 				w.pop(mark)
 				return
 			}

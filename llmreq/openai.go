@@ -1,5 +1,7 @@
 package llmreq
 
+import "slices"
+
 // OpenAI request bodies: Chat Completions (and Ollama's /api/chat, which reads messages the same
 // way), legacy completions, embeddings. Every rule ends in w.all or w.unknown for shapes and
 // members it does not know, so an unexpected shape costs precision (a few extra strings
@@ -249,7 +251,7 @@ func (w *walker) openaiCompletions(root int) {
 		case w.keyIs(k, "suffix"):
 			w.at(k, v, RoleUser, w.all)
 		case w.keyIs(k, "prompt_embeds"):
-			w.at(k, v, RoleUser, func(int, string) { w.tokenIDs = append(w.tokenIDs, string(w.path)) })
+			w.at(k, v, RoleUser, func(int, string) { w.tokenIDHere() })
 		default:
 			w.rootMember(k, v)
 		}
@@ -263,15 +265,23 @@ func (w *walker) completionPrompt(p int, role string) {
 		return
 	}
 	if w.hasNumber(p) {
-		w.tokenIDs = append(w.tokenIDs, string(w.path))
+		w.tokenIDHere()
 	}
 	w.eachElement(p, func(n, e int) {
 		if w.kind(e) == kindArray && w.hasNumber(e) {
 			mark := w.pushIndex(n)
-			w.tokenIDs = append(w.tokenIDs, string(w.path))
+			w.tokenIDHere()
 			w.pop(mark)
 		}
 	})
+}
+
+// tokenIDHere reports the current path as a prompt of token ids, up to MaxTokenIDs of them.
+func (w *walker) tokenIDHere() {
+	p := string(w.path)
+	if len(w.tokenIDs) < MaxTokenIDs && !slices.Contains(w.tokenIDs, p) {
+		w.tokenIDs = append(w.tokenIDs, p)
+	}
 }
 
 // hasNumber reports whether array a has a number element.
