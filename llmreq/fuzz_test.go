@@ -62,7 +62,12 @@ func FuzzParse(f *testing.F) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("decode: %v, %v; rewritten %q", err1, err2, out)
 		}
-		if !reflect.DeepEqual(t1, t2) {
+		lossy := false
+		for _, x := range r.Texts {
+			lossy = lossy || x.enc&encLossy != 0
+		}
+		// A file whose content had invalid UTF-8 is re-encoded with the U+FFFD that was scanned.
+		if !lossy && !reflect.DeepEqual(t1, t2) {
 			t.Fatalf("rewriting with the same values changed the tree:\n%q\n%q", body, out)
 		}
 		r2, err := Parse(path, out)
@@ -101,22 +106,21 @@ func FuzzRewrite(f *testing.F) {
 		i := int(which % uint(len(r.Texts)))
 		x := r.Texts[i]
 		out := r.Rewrite(map[int]string{i: repl})
-		if x.Key || x.IsFile() {
-			// A key's replacement may change the body's shape, and a file's is encoded as the
-			// file came: only that literal changed, and the body is JSON.
+		if x.Key || x.IsFile() || r.API == Generic {
+			// A key's replacement may change the body's shape, a file's is encoded as the file
+			// came, and in a body no API fits every string is a text, discriminators of the
+			// walkers that also ran included: only that literal changed, and the body is JSON.
 			if !bytes.Equal(out[:x.start], body[:x.start]) || !bytes.Equal(out[len(out)-(len(body)-int(x.end)):], body[x.end:]) {
 				t.Fatalf("rewrite changed more than text %d:\n got  %q\n body %q", i, out, body)
 			}
 			if !json.Valid(out) {
 				t.Fatalf("rewritten body is not JSON: %q", out)
 			}
-			if x.IsFile() {
-				r2, err := Parse(path, out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkTexts(t, out, r2)
+			r2, err := Parse(path, out)
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkTexts(t, out, r2)
 			return
 		}
 		lit := jsonstr.Append(nil, repl, false)
