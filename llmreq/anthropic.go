@@ -146,6 +146,9 @@ func (w *walker) anthropicBlock(b int, role string) {
 			})
 			return
 		}
+		if isOneOf(typ, openaiOnly) {
+			w.want |= 1 << rulesChat
+		}
 		w.allBut(b, role)
 	}
 }

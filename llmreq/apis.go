@@ -37,16 +37,58 @@ type APIInfo struct {
 	// not know is scanned whole, keys and values, as RoleUnknown. Names match exactly.
 	Inert []string
 
-	walk  func(w *walker, root int)
-	rules string // walkers of one rules name read a body the same way: one of them runs
+	rules rules // the walker; APIs of one rules read a body alike, and one of them runs
 	// Beside another API's walker, this one runs only when the body has one of alsoMembers
-	// (default: Members) and also holds, if set: an Anthropic walker beside a chat one only for
-	// blocks only Anthropic has.
+	// (default: Members), and as also says.
 	alsoMembers []string
-	also        func(w *walker, root int) bool
+	also        also
 	inert       map[string]bool
 	mask        uint16 // Members as rootMask bits
 	alsoMask    uint16
+}
+
+// also says when an API's walker runs beside another API's.
+type also uint8
+
+const (
+	alsoMembers also = iota // when the body has one of alsoMembers
+	alsoNever               // other walkers read what it reads
+	alsoByParts             // when the other walker met parts or blocks of this API's (see run)
+	alsoLegacy              // when the prompt is a legacy one, not Responses' stored prompt
+)
+
+// rules names the walkers. They are called through a switch (walker.walk), not through function
+// values in the table, which would make the walker escape to the heap.
+type rules uint8
+
+const (
+	rulesChat rules = iota + 1
+	rulesResponses
+	rulesCompletions
+	rulesEmbeddings
+	rulesAnthropic
+	rulesGemini
+	rulesGenerate
+)
+
+// walk runs the walker of r over the body.
+func (w *walker) walk(r rules) {
+	switch r {
+	case rulesChat:
+		w.openaiChat(0)
+	case rulesResponses:
+		w.openaiResponses(0)
+	case rulesCompletions:
+		w.openaiCompletions(0)
+	case rulesEmbeddings:
+		w.openaiEmbeddings(0)
+	case rulesAnthropic:
+		w.anthropicMessages(0)
+	case rulesGemini:
+		w.gemini(0)
+	case rulesGenerate:
+		w.ollamaGenerate(0)
+	}
 }
 
 // Settings every API shares.
@@ -59,53 +101,41 @@ var commonInert = []string{"model", "stream", "stream_options", "temperature", "
 // before OpenAI's /embeddings).
 var APIs = []*APIInfo{
 	{API: OllamaChat, Family: FamilyOllama, Paths: []string{"/api/chat"},
-		Members: []string{"messages"}, rules: "chat", also: hasOpenAIParts,
-		Inert: []string{"options", "keep_alive", "think"},
-		walk:  (*walker).openaiChat},
+		Members: []string{"messages"}, rules: rulesChat, also: alsoByParts,
+		Inert: []string{"options", "keep_alive", "think"}},
 	{API: OllamaGenerate, Family: FamilyOllama, Paths: []string{"/api/generate"},
-		Members: []string{"prompt", "system", "suffix", "template", "context"}, rules: "generate",
+		Members: []string{"prompt", "system", "suffix", "template", "context"}, rules: rulesGenerate,
 		alsoMembers: []string{"template", "context"}, // the completions walker reads prompt and suffix
-		Inert:       []string{"options", "keep_alive", "think", "raw", "images"},
-		walk:        (*walker).ollamaGenerate},
+		Inert:       []string{"options", "keep_alive", "think", "raw", "images"}},
 	{API: OllamaEmbed, Family: FamilyOllama, Paths: []string{"/api/embed", "/api/embeddings"},
-		Members: []string{"input", "prompt"}, rules: "embeddings",
-		also:  never, // the Responses and completions walkers read input and prompt
-		Inert: []string{"options", "keep_alive", "truncate", "dimensions"},
-		walk:  (*walker).openaiEmbeddings},
+		Members: []string{"input", "prompt"}, rules: rulesEmbeddings,
+		also:  alsoNever, // the Responses and completions walkers read input and prompt
+		Inert: []string{"options", "keep_alive", "truncate", "dimensions"}},
 	{API: OpenAIChat, Family: FamilyOpenAI, Paths: []string{"/chat/completions"},
-		Members: []string{"messages"}, rules: "chat", also: hasOpenAIParts,
+		Members: []string{"messages"}, rules: rulesChat, also: alsoByParts,
 		Inert: []string{"max_completion_tokens", "reasoning_effort", "modalities", "verbosity", "audio",
-			"function_call", "options", "keep_alive", "think", "images"},
-		walk: (*walker).openaiChat},
+			"function_call", "options", "keep_alive", "think", "images"}},
 	{API: OpenAIResponses, Family: FamilyOpenAI, Paths: []string{"/responses"},
-		Members: []string{"input", "instructions"}, rules: "responses",
+		Members: []string{"input", "instructions"}, rules: rulesResponses,
 		Inert: []string{"max_output_tokens", "max_tool_calls", "previous_response_id", "conversation",
-			"background", "truncation", "include", "reasoning", "prompt_cache_retention"},
-		walk: (*walker).openaiResponses},
+			"background", "truncation", "include", "reasoning", "prompt_cache_retention"}},
 	{API: AnthropicComplete, Family: FamilyAnthropic, Paths: []string{"/v1/complete"},
-		Members: []string{"prompt"}, rules: "completions", also: legacyPrompt,
-		Inert: []string{"max_tokens_to_sample", "stop_sequences"},
-		walk:  (*walker).openaiCompletions},
+		Members: []string{"prompt"}, rules: rulesCompletions, also: alsoLegacy,
+		Inert: []string{"max_tokens_to_sample", "stop_sequences"}},
 	{API: OpenAICompletions, Family: FamilyOpenAI, Paths: []string{"/completions"},
-		Members: []string{"prompt"}, rules: "completions", also: legacyPrompt,
-		Inert: []string{"echo", "best_of"},
-		walk:  (*walker).openaiCompletions},
+		Members: []string{"prompt"}, rules: rulesCompletions, also: alsoLegacy,
+		Inert: []string{"echo", "best_of"}},
 	{API: OpenAIEmbeddings, Family: FamilyOpenAI, Paths: []string{"/embeddings"},
-		Members: []string{"input"}, rules: "embeddings", also: never, // Responses' walker reads input too
-		Inert: []string{"encoding_format", "dimensions", "input_type", "truncate", "embedding_types"},
-		walk:  (*walker).openaiEmbeddings},
+		Members: []string{"input"}, rules: rulesEmbeddings, also: alsoNever, // Responses' walker reads input too
+		Inert: []string{"encoding_format", "dimensions", "input_type", "truncate", "embedding_types"}},
 	{API: AnthropicMessages, Family: FamilyAnthropic, Paths: []string{"/messages", "/messages/count_tokens"},
-		Members: []string{"messages"}, rules: "anthropic", also: looksAnthropic,
-		Inert: []string{"max_tokens", "stop_sequences", "thinking", "anthropic_version", "anthropic_beta", "container"},
-		walk:  (*walker).anthropicMessages},
+		Members: []string{"messages"}, rules: rulesAnthropic, also: alsoByParts,
+		Inert: []string{"max_tokens", "stop_sequences", "thinking", "anthropic_version", "anthropic_beta", "container"}},
 	{API: Gemini, Family: FamilyGemini, Verbs: []string{"generateContent", "streamGenerateContent", "countTokens"},
-		Members: []string{"contents", "systemInstruction"}, rules: "gemini",
+		Members: []string{"contents", "systemInstruction"}, rules: rulesGemini,
 		// Normalized: lower case, no underscores (geminiInert).
-		Inert: []string{"safetysettings", "toolconfig", "cachedcontent", "labels"},
-		walk:  (*walker).gemini},
+		Inert: []string{"safetysettings", "toolconfig", "cachedcontent", "labels"}},
 }
-
-func never(*walker, int) bool { return false }
 
 // legacyPrompt: a prompt that is not Responses' stored prompt (an object).
 func legacyPrompt(w *walker, root int) bool {

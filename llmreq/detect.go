@@ -1,9 +1,6 @@
 package llmreq
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // detect picks the API from the URL path first (the endpoint is what the upstream will apply)
 // and checks that the body has that API's shape; a body that does not fit is Generic, so its
@@ -32,27 +29,24 @@ func detect(urlPath string, w *walker) (api API, primary int, walkers uint32) {
 		p = infoOf(api)
 	}
 	primary = -1
-	var buf [16]string // the rules of the walkers to run
-	rules := buf[:0]
+	var seen uint32 // rules bits
 	for i, info := range APIs {
 		if info == p {
-			primary, walkers = i, walkers|1<<i
+			primary, walkers, seen = i, walkers|1<<i, 1<<info.rules
 		}
 	}
-	if p != nil {
-		rules = append(rules, p.rules)
-	}
 	for i, info := range APIs {
-		if info == p || mask&info.mask == 0 || slices.Contains(rules, info.rules) {
+		if info == p || mask&info.mask == 0 || seen&(1<<info.rules) != 0 {
 			continue
 		}
 		// Beside the API's own walker, one that reads the same members runs only for what is
-		// its own (Anthropic blocks in a chat body); with no walker of its own (Generic), every
-		// walker that fits runs.
-		if p != nil && (mask&info.alsoMask == 0 || (info.also != nil && !info.also(w, root))) {
+		// its own (byParts: see run); with no walker of its own (Generic), every walker that
+		// fits runs.
+		if p != nil && (mask&info.alsoMask == 0 || info.also == alsoNever || info.also == alsoByParts ||
+			(info.also == alsoLegacy && !legacyPrompt(w, root))) {
 			continue
 		}
-		rules = append(rules, info.rules)
+		seen |= 1 << info.rules
 		walkers |= 1 << i
 	}
 	return api, primary, walkers
@@ -60,17 +54,33 @@ func detect(urlPath string, w *walker) (api API, primary int, walkers uint32) {
 
 // run walks the body with the rules of every walker; the API's own also scans the root members
 // no rule knows (Generic: all of them).
+//
+// A walker that meets parts or blocks of another API's (an Anthropic document in a chat body)
+// asks for that API's walker (w.want); it runs then, once.
 func (w *walker) run(primary int, walkers uint32) {
+	var ran uint32 // rules bits
 	if primary < 0 {
 		w.all(0, RoleUnknown)
 	} else {
 		w.info = APIs[primary]
-		w.info.walk(w, 0)
+		w.walk(w.info.rules)
+		ran |= 1 << w.info.rules
 	}
+	w.secondary = true
 	for i, info := range APIs {
-		if i != primary && walkers&(1<<i) != 0 {
-			w.info, w.secondary = info, i != primary
-			info.walk(w, 0)
+		if i != primary && walkers&(1<<i) != 0 && ran&(1<<info.rules) == 0 {
+			w.info = info
+			w.walk(info.rules)
+			ran |= 1 << info.rules
+		}
+	}
+	for more := true; more; {
+		more = false
+		for _, info := range APIs {
+			if bit := uint32(1) << info.rules; w.want&bit != 0 && ran&bit == 0 {
+				w.info, ran, more = info, ran|bit, true
+				w.walk(info.rules)
+			}
 		}
 	}
 	w.info, w.secondary = nil, false
@@ -183,16 +193,10 @@ func hasObjectElement(w *walker, arr int) bool {
 	return found
 }
 
-// looksAnthropic reports blocks only Anthropic has in the messages, or system blocks.
+// looksAnthropic reports blocks only Anthropic has in the messages.
 func looksAnthropic(w *walker, root int) bool {
-	if s := w.member(root, "system"); s >= 0 && w.kind(s) == kindArray {
-		return true
-	}
 	return w.blockTypes(root, anthropicOnly, "_tool_result")
 }
-
-// hasOpenAIParts reports content parts only OpenAI has in the messages.
-func hasOpenAIParts(w *walker, root int) bool { return w.blockTypes(root, openaiOnly, "") }
 
 var (
 	anthropicOnly = []string{"image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",

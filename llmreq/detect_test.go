@@ -96,7 +96,7 @@ func TestAPITable(t *testing.T) {
 		default:
 			t.Errorf("%s: family %q", info.API, info.Family)
 		}
-		if info.walk == nil || len(info.Members) == 0 || info.mask == 0 {
+		if info.rules == 0 || len(info.Members) == 0 || info.mask == 0 {
 			t.Errorf("%s: no walker or no members", info.API)
 		}
 		if info.API.Info() != info || info.API.Family() != info.Family {

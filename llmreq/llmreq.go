@@ -18,51 +18,60 @@
 // What is a text, by API (paths as in Text.Path; role in parentheses, "msg" = the message's):
 //
 //   - OpenAI Chat: messages[i].content (string, or parts text/refusal: grouped), every other
-//     message member but role and tool_call_id (msg: name, refusal, reasoning_content,
-//     audio.transcript...), tool_calls[j].function.arguments, tool_calls[j].custom.input,
-//     function_call.arguments (msg); file parts' filename and text file data (msg); tools and
-//     functions (tool_definition).
+//     message member but role, tool_call_id and Ollama's images (msg: name, refusal, thinking,
+//     reasoning_content, audio.transcript...), tool_calls[j].function.arguments,
+//     tool_calls[j].custom.input, function_call.arguments (msg); file parts' filename and text
+//     file data (msg); tools and functions (tool_definition); response_format (system).
 //   - OpenAI Responses: instructions (system), input string (user), input items: messages'
-//     content (msg, grouped), function_call/custom_tool_call arguments and input (assistant),
-//     reasoning summary and content (assistant), every *_output item's output (tool), other
-//     *_call items: their arguments (assistant) and their outputs, results, errors and sources
-//     (tool); mcp_list_tools tools (tool_definition); prompt.variables (user); tools
-//     (tool_definition).
-//   - Legacy completions: prompt, suffix (user). Embeddings: input (user).
+//     content (msg, grouped; input_file as in Chat), function_call/custom_tool_call arguments
+//     and input (assistant), reasoning summary and content (assistant), every *_output item's
+//     output (tool), other *_call items: their arguments (assistant) and their outputs,
+//     results, errors, logs and sources at any depth (tool), but image_generation_call's image;
+//     mcp_list_tools tools (tool_definition); prompt.variables (user); tools (tool_definition);
+//     text, the output format (system).
+//   - Legacy completions and Anthropic's /v1/complete: prompt, suffix (user). Embeddings and
+//     Ollama's /api/embed and /api/embeddings: input, prompt (user).
 //   - Anthropic Messages: system (system, grouped); messages[i].content string and text blocks
-//     (msg, grouped); document text/content sources, title, context (msg); tool_use input
-//     (msg); tool_result, mcp_tool_result and server tool results, any inner shape (tool);
-//     thinking (msg); tools and mcp_servers (tool_definition). Legacy /v1/complete: prompt (user).
-//   - Gemini: contents[i].parts[j].text (user, model = assistant; grouped), functionCall.args
-//     (msg), everything under functionResponse and codeExecutionResult.output (tool),
-//     systemInstruction (system), generationConfig response schemas (system), tools
-//     (tool_definition); camelCase and snake_case names alike.
-//   - Ollama: /api/chat messages (as OpenAI Chat; tool_calls arguments are objects), tools
-//     (tool_definition); /api/generate prompt and suffix (user), system and template (system);
-//     /api/embed and /api/embeddings input and prompt (user).
+//     (msg, grouped); document and image sources (text and base64 text files), title, context
+//     (msg); tool_use input (msg); tool_result, mcp_tool_result and server tool results, any
+//     inner shape (tool); thinking (msg); search_result title, source, content (msg); tools and
+//     mcp_servers (tool_definition); output_format (system).
+//   - Gemini: contents[i].parts[j].text (user, model = assistant; grouped), inlineData text
+//     files, executableCode, functionCall.args (msg), everything under functionResponse (its
+//     parts as parts) and codeExecutionResult.output (tool), systemInstruction (system),
+//     generationConfig's response schemas (system), tools (tool_definition); camelCase and
+//     snake_case names alike.
+//   - Ollama: /api/chat messages as OpenAI Chat (tool_calls arguments are objects), tools
+//     (tool_definition); /api/generate prompt and suffix (user), system, template and format
+//     (system).
 //   - Anything else: every string value and every key (RoleUnknown).
 //
 // Keys: where the model reads a JSON object whole (tool call arguments and tool results that are
-// objects, Gemini functionCall.args and functionResponse.response, every generic fallback), the
-// object's keys are texts too, with Key set; in tool definitions, every key that is not JSON-schema
-// or tool vocabulary (property names above all). A key's Path is its member's path followed by
-// "#key" (tools[0].parameters.properties.city#key).
+// objects, Gemini functionCall.args and functionResponse.response, every generic fallback and
+// unknown member), the object's keys are texts too, with Key set; in tool definitions and
+// output schemas, every key that is not JSON-schema or tool vocabulary (property names above
+// all). A key's Path is its member's path followed by "#key": args.city#key is the key of
+// member args.city. Rewrite replaces a key like any other text.
 //
 // Groups: the text parts of one content list (OpenAI and Responses content parts, Anthropic text
-// blocks of one message or of system, Gemini text parts of one content) are read by the model as
-// one text. When a list has two or more, they share a Group id (1, 2, ... per request; 0: no
-// group), and they appear in Texts in part order, so a caller can also scan their concatenation.
+// blocks of one message, of system or of one tool result, Gemini text parts of one content) are
+// read by the model as one text. When a list has two or more, they share a Group id (1, 2, ...
+// per request; 0: no group), and Texts holds them in part order, so that a caller can also scan
+// their concatenation and map a match back to the parts.
 //
 // Files: inline file data with a text media type (text/*, JSON and +json, XML and +xml, CSV,
-// Markdown, HTML, YAML, NDJSON...) is decoded and is a text whose Value is the file's content and
-// whose MediaType says so: Chat file.file_data and Responses input_file.file_data (data URL, or
-// raw base64 typed by its filename's extension or by sniffing), Anthropic base64 sources,
-// Gemini inlineData. Rewrite encodes a replacement the way the file came. Other files (PDF,
-// office documents, anything neither text nor image, audio or video) and files that cannot be
-// read (invalid base64, an unsupported charset) are listed in Request.Documents. Images, audio
-// and video are neither.
+// Markdown, HTML, YAML, NDJSON...) is decoded and is a text whose Value is the file's content
+// (IsFile; Request.MediaType gives the type): Chat file.file_data and Responses
+// input_file.file_data (a data URL, or raw base64 typed by its filename's extension or, with
+// neither, by sniffing), Anthropic base64 sources, Gemini inlineData. ISO-8859-1 and
+// windows-1252 are decoded; invalid UTF-8 becomes U+FFFD. Rewrite encodes a replacement the way
+// the file came. Other files (PDF, office documents, anything neither text nor image, audio or
+// video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in
+// Request.Documents, with their decoded bytes when there are any. Images, audio and video are
+// neither. Files the provider fetches itself (URLs, file ids) are not in the body and are not
+// listed.
 //
-// Token ids: a legacy completions prompt given as token ids (an array of integers, or of integer
+// Token ids: a completions prompt given as token ids (an array of integers, or of integer
 // arrays), vLLM's prompt_embeds and Ollama's /api/generate context are prompts no scanner can
 // read; their paths are listed in Request.TokenIDs. Embeddings input given as token arrays is
 // not listed: clients send it by default (LangChain's OpenAIEmbeddings does) and embeddings are
@@ -70,7 +79,8 @@
 //
 // Keys are matched as encoding/json matches struct fields (case-insensitively), duplicate keys
 // are all visited, a message whose role is missing, unknown or given twice differently is
-// RoleUnknown, and a discriminator given twice differently makes its object unknown.
+// RoleUnknown, and a discriminator given twice differently makes its object unknown. Inert
+// names match exactly: a key that only folds to one is scanned.
 package llmreq
 
 import (
@@ -246,13 +256,8 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
-	// The walker lives in the tape: the API table calls its rules through function values, which
-	// would move a walker on the stack to the heap. It is cleared when done, so that nothing of
-	// the body stays in the pool.
-	w := &t.w
-	*w = walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
+	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
 		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
-	defer func() { *w = walker{} }()
 	// The string values and keys bound the texts (unless several walkers visit one literal).
 	// Up to smallBody of them, the texts are collected in the tape's buffer and copied out at
 	// their number (a 4 KiB chat has 21 string values and 10 texts: the bound was most of what a
@@ -272,7 +277,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if cap(w.spans) < cap(w.texts) {
 		w.spans = make([]textSpan, 0, cap(w.texts))
 	}
-	api, primary, walkers := detect(urlPath, w)
+	api, primary, walkers := detect(urlPath, &w)
 	w.run(primary, walkers)
 	if pooled && cap(w.texts) != cap(t.texts) {
 		// Several walkers outgrew the pooled buffer: it holds texts all the same.

@@ -19,6 +19,9 @@ func (w *walker) openaiChat(root int) {
 			// A JSON schema the model is asked to follow: read like a tool's.
 			w.at(k, v, RoleSystem, w.definitions)
 		default:
+			if w.kind(v) == kindArray && w.keyIs(k, "system") {
+				w.want |= 1 << rulesAnthropic // system blocks
+			}
 			w.rootMember(k, v)
 		}
 	})
@@ -40,13 +43,13 @@ func (w *walker) chatMessage(m int, _ string) {
 		switch {
 		case w.keyIs(k, "content"):
 			w.at(k, v, role, w.openaiContent)
+		case w.keyIs(k, "role"), w.keyIs(k, "tool_call_id"), w.keyIs(k, "images"):
 		case w.keyIs(k, "tool_calls"):
 			w.at(k, v, role, w.chatToolCalls)
 		case w.keyIs(k, "function_call"):
 			w.at(k, v, role, w.chatFunctionCall)
 		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"), w.keyIs(k, "name"), w.keyIs(k, "tool_name"): // thinking, tool_name: Ollama's
 			w.at(k, v, role, w.all)
-		case w.keyIs(k, "role"), w.keyIs(k, "tool_call_id"), w.keyIs(k, "images"):
 		default:
 			w.unknown(k, v, role)
 		}
@@ -169,8 +172,20 @@ func (w *walker) openaiPart(p int, role string) {
 	case "input_file":
 		w.openaiFile(p, role)
 	default:
+		if isOneOf(typ, anthropicOnly) || hasSuffix(typ, "_tool_result") {
+			w.want |= 1 << rulesAnthropic
+		}
 		w.allBut(p, role)
 	}
+}
+
+func isOneOf(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
 }
 
 // partMembers visits the members of part p but its type: f handles the members it knows (true);

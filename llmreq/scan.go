@@ -59,8 +59,6 @@ type tape struct {
 	path, scratch, paths, values []byte
 	spans                        []textSpan
 	texts                        []Text // zeroed before pooling: no text outlives its request
-
-	w walker // see parse
 }
 
 var tapePool = sync.Pool{New: func() any { return new(tape) }}

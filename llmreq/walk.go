@@ -33,6 +33,7 @@ type walker struct {
 
 	info      *APIInfo // the API whose walker runs
 	secondary bool     // another walker owns the root's unknown members
+	want      uint32   // rules bits: walkers asked for by parts of their API's (see run)
 
 	// Groups (see the package doc): groups counts them, group is the current content list's,
 	// inText is set while a text part's text is visited.
