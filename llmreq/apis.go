@@ -51,10 +51,10 @@ type APIInfo struct {
 type also uint8
 
 const (
-	alsoMembers also = iota // when the body has one of alsoMembers
-	alsoNever               // other walkers read what it reads
-	alsoByParts             // when the other walker met parts or blocks of this API's (see run)
-	alsoLegacy              // when the prompt is a legacy one, not Responses' stored prompt
+	alsoWithMembers also = iota // when the body has one of alsoMembers
+	alsoNever                   // other walkers read what it reads
+	alsoByParts                 // when the other walker met parts or blocks of this API's (see run)
+	alsoLegacy                  // when the prompt is a legacy one, not Responses' stored prompt
 )
 
 // rules names the walkers. They are called through a switch (walker.walk), not through function
@@ -91,14 +91,17 @@ func (w *walker) walk(r rules) {
 	}
 }
 
-// Settings every API shares.
+// Root members every API may carry that the model does not read: sampling and length settings,
+// stop sequences (matched against the output), identifiers and user ids, caching and storage
+// switches, metadata kept for the caller, tool_choice (it names a tool, whose definition is
+// scanned). Numbers and booleans carry no text whatever their name.
 var commonInert = []string{"model", "stream", "stream_options", "temperature", "top_p", "top_k", "n",
 	"max_tokens", "seed", "user", "metadata", "service_tier", "store", "logprobs", "top_logprobs",
 	"presence_penalty", "frequency_penalty", "stop", "logit_bias", "parallel_tool_calls",
 	"tool_choice", "safety_identifier", "prompt_cache_key"}
 
 // APIs is the table of the APIs Parse knows, in path-matching order (Ollama's /api/embeddings
-// before OpenAI's /embeddings).
+// before OpenAI's /embeddings). Callers read it; changing it is not supported.
 var APIs = []*APIInfo{
 	{API: OllamaChat, Family: FamilyOllama, Paths: []string{"/api/chat"},
 		Members: []string{"messages"}, rules: rulesChat, also: alsoByParts,

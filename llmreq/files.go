@@ -125,10 +125,11 @@ func (w *walker) file(v int, role, declared, name string) {
 	w.emitFile(v, role, data, base, enc)
 }
 
-// document records a file llmreq does not read as text.
+// document records a file llmreq does not read as text; data is the walker's to give (freshly
+// decoded).
 func (w *walker) document(v int, role, mt string, data []byte, why string) {
 	w.docs = append(w.docs, Document{Path: string(w.path), Role: role, MediaType: mt,
-		Data: bytes.Clone(data), Unreadable: why, start: w.t.nodes[v].start()})
+		Data: data, Unreadable: why, start: w.t.nodes[v].start()})
 }
 
 // emitFile records string node v as a text of role whose value is a file's content.
