@@ -73,6 +73,9 @@ func (w *walker) file(v int, role, declared, name string) {
 	if mt == "" && name != "" {
 		mt = typeOfName(name)
 	}
+	if kindOfType(baseType(mt)) == fileMedia {
+		return // images, audio, video: not text, whatever their bytes
+	}
 	var data []byte
 	if enc&encPercent != 0 {
 		u, err := url.PathUnescape(string(payload))
@@ -123,6 +126,63 @@ func (w *walker) file(v int, role, declared, name string) {
 		data = bytes.ToValidUTF8(data, []byte("\uFFFD"))
 	}
 	w.emitFile(v, role, data, base, enc)
+}
+
+// fileShaped handles, for all, an object of no known API that looks like a file: base64 data
+// ("data", "bytes", "file_data", or a "source" object holding them) beside a media type
+// ("media_type", "mimeType", ...), a format ("txt", "pdf": Bedrock's) or a filename. Its keys and
+// other members are scanned as all does; the data is read as a file, and its literal is a text
+// as well when it is not a text file (all misses no string).
+func (w *walker) fileShaped(o int, role string) bool {
+	mt, name, data := "", "", false
+	w.eachMember(o, func(k, v int) {
+		switch {
+		case w.kind(v) != kindString && !(w.kind(v) == kindObject && w.keyIs(k, "source")):
+		case w.geminiKeyIs(k, "mediatype"), w.geminiKeyIs(k, "mimetype"), w.geminiKeyIs(k, "contenttype"):
+			mt = string(w.decoded(v))
+		case w.keyIs(k, "format"):
+			if f := string(w.decoded(v)); strings.Contains(f, "/") {
+				mt = f
+			} else if t := typeOfName("." + f); t != "" {
+				mt = t
+			}
+		case w.keyIs(k, "filename"), w.keyIs(k, "name"):
+			name = string(w.decoded(v))
+		case w.isFileData(k):
+			data = true
+		case w.keyIs(k, "source"):
+			w.eachMember(v, func(k, _ int) { data = data || w.isFileData(k) })
+		}
+	})
+	if !data || (mt == "" && typeOfName(name) == "") {
+		return false
+	}
+	var walk func(o int)
+	walk = func(o int) {
+		w.eachMember(o, func(k, v int) {
+			mark := w.pushKey(k)
+			w.emitKey(k, role)
+			switch {
+			case w.kind(v) == kindString && w.isFileData(k):
+				n := len(w.texts)
+				w.file(v, role, mt, name)
+				if len(w.texts) == n {
+					w.emit(v, role)
+				}
+			case w.kind(v) == kindObject && w.keyIs(k, "source"):
+				walk(v)
+			case w.kind(v) < kindNumber:
+				w.all(v, role)
+			}
+			w.pop(mark)
+		})
+	}
+	walk(o)
+	return true
+}
+
+func (w *walker) isFileData(k int) bool {
+	return w.keyIs(k, "data") || w.keyIs(k, "bytes") || w.geminiKeyIs(k, "filedata")
 }
 
 // document records a file llmreq does not read as text; data is the walker's to give (freshly

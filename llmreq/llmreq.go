@@ -63,7 +63,9 @@
 // Markdown, HTML, YAML, NDJSON...) is decoded and is a text whose Value is the file's content
 // (IsFile; Request.MediaType gives the type): Chat file.file_data and Responses
 // input_file.file_data (a data URL, or raw base64 typed by its filename's extension or, with
-// neither, by sniffing), Anthropic base64 sources, Gemini inlineData. ISO-8859-1 and
+// neither, by sniffing), Anthropic base64 sources, Gemini inlineData, and, in shapes no rule
+// knows, an object with base64 data beside a media type, a format or a filename (Bedrock
+// Converse documents: {"format": "txt", "source": {"bytes": ...}}). ISO-8859-1 and
 // windows-1252 are decoded; invalid UTF-8 becomes U+FFFD. Rewrite encodes a replacement the way
 // the file came. Other files (PDF, office documents, anything neither text nor image, audio or
 // video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in

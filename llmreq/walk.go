@@ -330,6 +330,9 @@ func (w *walker) all(i int, role string) {
 	case kindString:
 		w.emit(i, role)
 	case kindObject:
+		if w.fileShaped(i, role) {
+			return
+		}
 		w.eachMember(i, func(k, v int) {
 			mark := w.pushKey(k)
 			w.emitKey(k, role)
