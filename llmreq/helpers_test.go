@@ -165,18 +165,35 @@ func fileContent(s string) ([]byte, bool) {
 	return nil, false
 }
 
-// lastKey is the key the last step of path p names.
+// lastKey is the key the last step of path p names (a path of resolve's syntax).
 func lastKey(t *testing.T, p string) string {
 	t.Helper()
-	if strings.HasSuffix(p, `"]`) {
-		i := strings.LastIndex(p, `["`)
-		var k string
-		if err := json.Unmarshal([]byte(p[i+1:len(p)-1]), &k); err != nil {
-			t.Fatalf("path %q: %v", p, err)
+	last := ""
+	for p != "" {
+		switch {
+		case strings.HasPrefix(p, `["`):
+			end := 2
+			for ; end < len(p) && p[end] != '"'; end++ {
+				if p[end] == '\\' {
+					end++
+				}
+			}
+			if err := json.Unmarshal([]byte(p[1:end+1]), &last); err != nil {
+				t.Fatalf("path %q: %v", p, err)
+			}
+			p = p[min(end+2, len(p)):]
+		case p[0] == '[':
+			p = p[strings.IndexByte(p, ']')+1:]
+		default:
+			p = strings.TrimPrefix(p, ".")
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			last, p = p[:end], p[end:]
 		}
-		return k
 	}
-	return p[strings.LastIndexAny(p, ".")+1:]
+	return last
 }
 
 // decodeTree decodes body with encoding/json, numbers kept as text (1e999 is valid JSON but
