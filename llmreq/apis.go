@@ -2,6 +2,7 @@ package llmreq
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -148,6 +149,15 @@ func legacyPrompt(w *walker, root int) bool {
 
 func init() {
 	for _, info := range APIs {
+		for _, s := range info.Paths {
+			last := s[strings.LastIndexByte(s, '/')+1:]
+			if !slices.Contains(byLastSegment[last], info) {
+				byLastSegment[last] = append(byLastSegment[last], info)
+			}
+		}
+		for _, v := range info.Verbs {
+			byLastSegment[":"+v] = append(byLastSegment[":"+v], info)
+		}
 		info.mask = maskOf(info.Members...)
 		info.alsoMask = info.mask
 		if info.alsoMembers != nil {
@@ -175,20 +185,19 @@ func infoOf(a API) *APIInfo {
 	return nil
 }
 
+// byLastSegment indexes APIs by the last segment of their paths and by their verbs.
+var byLastSegment = map[string][]*APIInfo{}
+
 // InfoOfPath returns the API whose endpoint urlPath names, or nil.
 func InfoOfPath(urlPath string) *APIInfo {
 	p := strings.TrimRight(urlPath, "/")
 	last := p[strings.LastIndexByte(p, '/')+1:]
-	verb := ""
 	if c := strings.LastIndexByte(last, ':'); c >= 0 {
-		verb = last[c+1:]
-	}
-	for _, info := range APIs {
-		for _, v := range info.Verbs {
-			if verb == v {
-				return info
-			}
+		if infos := byLastSegment[":"+last[c+1:]]; len(infos) > 0 {
+			return infos[0]
 		}
+	}
+	for _, info := range byLastSegment[last] {
 		for _, s := range info.Paths {
 			if strings.HasSuffix(p, s) {
 				return info

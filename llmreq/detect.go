@@ -87,20 +87,54 @@ func (w *walker) run(primary int, walkers uint32) {
 }
 
 // Root members that make a body fit an API, as bits: detect looks at each root key once.
-var memberBits = func() map[string]uint16 {
-	m := map[string]uint16{}
-	for i, s := range []string{"messages", "input", "instructions", "prompt", "system", "suffix",
-		"template", "context", "contents", "systeminstruction"} {
-		m[s] = 1 << i
+const (
+	bitMessages uint16 = 1 << iota
+	bitInput
+	bitInstructions
+	bitPrompt
+	bitSystem
+	bitSuffix
+	bitTemplate
+	bitContext
+	bitContents
+	bitSystemInstruction
+)
+
+// memberBit is the bit of a member name in lower case without underscores (geminiNorm), or 0.
+func memberBit(s string) uint16 {
+	switch s {
+	case "messages":
+		return bitMessages
+	case "input":
+		return bitInput
+	case "instructions":
+		return bitInstructions
+	case "prompt":
+		return bitPrompt
+	case "system":
+		return bitSystem
+	case "suffix":
+		return bitSuffix
+	case "template":
+		return bitTemplate
+	case "context":
+		return bitContext
+	case "contents":
+		return bitContents
+	case "systeminstruction":
+		return bitSystemInstruction
 	}
-	return m
-}()
+	return 0
+}
+
+var memberNames = []string{"messages", "input", "instructions", "prompt", "system", "suffix",
+	"template", "context", "contents", "systeminstruction"}
 
 // maskOf is the bits of names.
 func maskOf(names ...string) uint16 {
 	var m uint16
 	for _, s := range names {
-		m |= memberBits[geminiNorm(s)]
+		m |= memberBit(geminiNorm(s))
 	}
 	return m
 }
@@ -113,9 +147,9 @@ func (w *walker) rootMask(root int) uint16 {
 	w.eachMember(root, func(k, _ int) {
 		n := w.t.nodes[k]
 		if n.escaped() || !n.ascii() {
-			for name, bit := range memberBits {
-				if m&bit == 0 && w.geminiKeyIs(k, name) {
-					m |= bit
+			for _, name := range memberNames {
+				if w.geminiKeyIs(k, name) {
+					m |= memberBit(name)
 				}
 			}
 			return
@@ -136,7 +170,7 @@ func (w *walker) rootMask(root int) uint16 {
 			buf[j] = c
 			j++
 		}
-		m |= memberBits[string(buf[:j])]
+		m |= memberBit(string(buf[:j]))
 	})
 	return m
 }
