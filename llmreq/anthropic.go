@@ -105,6 +105,7 @@ func (w *walker) anthropicBlock(b int, role string) {
 		})
 	case "redacted_thinking", "container_upload":
 		// encrypted thinking; a file id
+		members(role, func(k, v int) bool { return w.keyIs(k, "data") || w.keyIs(k, "file_id") })
 	case "search_result":
 		members(role, func(k, v int) bool {
 			switch {

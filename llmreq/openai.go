@@ -159,7 +159,11 @@ func (w *walker) openaiPart(p int, role string) {
 			return false
 		})
 	case "image_url", "input_image", "input_audio", "computer_screenshot":
-		// media: no text
+		// Media: no text; a member media parts do not have is scanned all the same.
+		w.partMembers(p, role, func(k, v int) bool {
+			return w.keyIs(k, "image_url") || w.keyIs(k, "input_audio") || w.keyIs(k, "detail") ||
+				w.keyIs(k, "file_id") || w.keyIs(k, "url")
+		})
 	case "file":
 		// Chat: {"type": "file", "file": {"file_data", "filename", "file_id"}}
 		w.partMembers(p, role, func(k, v int) bool {

@@ -266,6 +266,17 @@ var supersetCases = []apiCase{
 		},
 	},
 	{
+		name: "media parts hold no text, but a member they do not have is scanned",
+		path: "/v1/chat/completions",
+		body: `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"},"text":"hidden"},
+{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}]}`,
+		api: OpenAIChat,
+		texts: []want{
+			{"messages[0].content[0].text#key", RoleUser, "text"},
+			{"messages[0].content[0].text", RoleUser, "hidden"},
+		},
+	},
+	{
 		name: "Anthropic MCP servers and Gemini declarations are tool definitions",
 		path: "/v1/messages",
 		body: `{"messages":[],"mcp_servers":[{"type":"url","url":"https://mcp.example/sse","name":"srv"}],
