@@ -94,7 +94,9 @@ func (w *walker) anthropicBlock(b int, role string) {
 		members(role, func(k, v int) bool {
 			switch {
 			case w.keyIs(k, "source"):
+				w.isImage = typ == "image"
 				w.at(k, v, role, w.anthropicSource)
+				w.isImage = false
 			case w.keyIs(k, "title"), w.keyIs(k, "context"):
 				// Both are put before the model with the document.
 				w.at(k, v, role, w.all)
@@ -215,7 +217,16 @@ func (w *walker) anthropicSource(s int, role string) {
 			}
 			return w.keyIs(k, "media_type")
 		})
-	case "url", "file":
+	case "url":
+		w.partMembers(s, role, func(k, v int) bool {
+			if w.keyIs(k, "url") {
+				w.at(k, v, role, func(v int, role string) { w.remote(v, role, "") })
+				return true
+			}
+			return false
+		})
+	case "file":
+		// a file uploaded before: scanned, if at all, when it was uploaded
 	default:
 		w.allBut(s, role)
 	}

@@ -31,6 +31,7 @@ const (
 
 // Reasons a file is unreadable (Document.Unreadable).
 const (
+	unreadableRemote  = "remote: the provider fetches it"
 	unreadableBase64  = "invalid base64"
 	unreadablePercent = "invalid percent-encoding"
 	unreadableUTF16   = "charset utf-16 (byte order mark)"
@@ -183,6 +184,26 @@ func (w *walker) fileShaped(o int, role string) bool {
 
 func (w *walker) isFileData(k int) bool {
 	return w.keyIs(k, "data") || w.keyIs(k, "bytes") || w.geminiKeyIs(k, "filedata")
+}
+
+// remote records string node v, the URL of a document the provider fetches itself, of media
+// type mt (maybe ""; else the URL's extension tells). Images, audio and video are media.
+func (w *walker) remote(v int, role, mt string) {
+	if w.kind(v) != kindString {
+		w.all(v, role)
+		return
+	}
+	if mt == "" {
+		u := string(w.decoded(v))
+		if i := strings.IndexAny(u, "?#"); i >= 0 {
+			u = u[:i]
+		}
+		mt = typeOfName(u)
+	}
+	if w.isImage || kindOfType(baseType(mt)) == fileMedia {
+		return
+	}
+	w.document(v, role, baseType(mt), nil, unreadableRemote)
 }
 
 // document records a file llmreq does not read as text; data is the walker's to give (freshly

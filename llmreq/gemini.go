@@ -208,7 +208,9 @@ func (w *walker) geminiPart(p int, role string) {
 			w.at(k, v, RoleTool, w.geminiCodeResult)
 		case w.geminiKeyIs(k, "inlinedata"):
 			w.at(k, v, role, w.geminiBlob)
-		case w.geminiKeyIs(k, "filedata"), w.geminiKeyIs(k, "thought"), w.geminiKeyIs(k, "thoughtsignature"),
+		case w.geminiKeyIs(k, "filedata"):
+			w.at(k, v, role, w.geminiFileData)
+		case w.geminiKeyIs(k, "thought"), w.geminiKeyIs(k, "thoughtsignature"),
 			w.geminiKeyIs(k, "videometadata"), w.geminiKeyIs(k, "mediaresolution"):
 			// file references; flags and opaque signatures
 		default:
@@ -288,6 +290,25 @@ func (w *walker) geminiBlob(b int, role string) {
 		case w.geminiKeyIs(k, "mimetype"):
 		default:
 			w.unknown(k, v, role)
+		}
+	})
+}
+
+// geminiFileData: a file by URI {"mimeType", "fileUri"}, which the provider fetches.
+func (w *walker) geminiFileData(f int, role string) {
+	if w.kind(f) != kindObject {
+		w.all(f, role)
+		return
+	}
+	mt := ""
+	w.eachMember(f, func(k, v int) {
+		if w.geminiKeyIs(k, "mimetype") && w.kind(v) == kindString {
+			mt = string(w.decoded(v))
+		}
+	})
+	w.eachMember(f, func(k, v int) {
+		if w.geminiKeyIs(k, "fileuri") {
+			w.at(k, v, role, func(v int, role string) { w.remote(v, role, mt) })
 		}
 	})
 }

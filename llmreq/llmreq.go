@@ -69,9 +69,10 @@
 // windows-1252 are decoded; invalid UTF-8 becomes U+FFFD. Rewrite encodes a replacement the way
 // the file came. Other files (PDF, office documents, anything neither text nor image, audio or
 // video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in
-// Request.Documents, with their decoded bytes when there are any. Images, audio and video are
-// neither. Files the provider fetches itself (URLs, file ids) are not in the body and are not
-// listed.
+// Request.Documents, with their decoded bytes when there are any; so are the documents the
+// provider fetches by URL itself (Responses file_url, Anthropic url document sources, Gemini
+// fileData that is not media), as unreadable. Images, audio and video are neither. Files named
+// by id were uploaded before, and scanned, if at all, then: they are not listed.
 //
 // Token ids: a completions prompt given as token ids (an array of integers, or of integer
 // arrays), vLLM's prompt_embeds and Ollama's /api/generate context are prompts no scanner can
@@ -157,9 +158,10 @@ type Document struct {
 	MediaType string // lower case, without parameters; sniffed from the bytes when none was given
 	Data      []byte // the decoded bytes; nil when the base64 is invalid
 
-	// Unreadable says why a file that should be text, or any file, could not be decoded:
-	// "invalid base64", "charset utf-16", ... It is empty for a decoded file of a type that
-	// llmreq does not read (PDF and the like), which a caller may extract itself.
+	// Unreadable says why a file could not be read: "invalid base64", "invalid
+	// percent-encoding", "charset utf-7", "charset utf-16 (byte order mark)", "remote: the
+	// provider fetches it". It is empty for a decoded file of a type that llmreq does not read
+	// (PDF and the like), which a caller may extract itself.
 	Unreadable string
 
 	start int

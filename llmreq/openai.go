@@ -251,8 +251,10 @@ func (w *walker) openaiFile(f int, role string) {
 			w.at(k, v, role, func(v int, role string) { w.file(v, role, "", name) })
 		case w.keyIs(k, "filename"):
 			w.at(k, v, role, w.all)
-		case w.keyIs(k, "file_id"), w.keyIs(k, "file_url"), w.keyIs(k, "detail"):
-			// references the provider resolves itself
+		case w.keyIs(k, "file_url"):
+			w.at(k, v, role, func(v int, role string) { w.remote(v, role, typeOfName(name)) })
+		case w.keyIs(k, "file_id"), w.keyIs(k, "detail"):
+			// a file uploaded before: scanned, if at all, when it was uploaded
 		default:
 			return false
 		}

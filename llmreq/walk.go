@@ -41,6 +41,7 @@ type walker struct {
 	inText        bool
 
 	docs      []Document
+	isImage   bool // an Anthropic image's source is being visited
 	fileTypes []fileType
 	tokenIDs  []string
 	fileBuf   []byte // a file's decoded literal
