@@ -16,6 +16,7 @@ import (
 var fuzzPaths = []string{
 	"/v1/chat/completions", "/v1/responses", "/v1/completions", "/v1/embeddings", "/v1/messages",
 	"/v1beta/models/gemini-2.0-flash:generateContent", "/api/chat", "/api/generate", "/",
+	"/api/embed", "/v1/complete", "/model/m/converse",
 }
 
 // FuzzParse checks, for any bytes: no panic; Parse accepts exactly what json.Valid accepts
