@@ -42,14 +42,20 @@ func detect(urlPath string, w *walker) (api API, primary int, walkers uint32) {
 		// Beside the API's own walker, one that reads the same members runs only for what is
 		// its own (byParts: see run); with no walker of its own (Generic), every walker that
 		// fits runs.
-		if p != nil && (mask&info.alsoMask == 0 || info.also == alsoNever || info.also == alsoByParts ||
-			(info.also == alsoLegacy && !legacyPrompt(w, root))) {
+		if p != nil && (mask&info.alsoMask == 0 || info.also == alsoNever ||
+			(info.also == alsoByParts && readsMessages(p)) || (info.also == alsoLegacy && !legacyPrompt(w, root))) {
 			continue
 		}
 		seen |= 1 << info.rules
 		walkers |= 1 << i
 	}
 	return api, primary, walkers
+}
+
+// readsMessages: the API's walker reads messages, so that another messages walker waits to be
+// asked for (alsoByParts).
+func readsMessages(info *APIInfo) bool {
+	return info.rules == rulesChat || info.rules == rulesAnthropic
 }
 
 // run walks the body with the rules of every walker; the API's own also scans the root members
