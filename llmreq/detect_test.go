@@ -124,6 +124,26 @@ func TestAPITable(t *testing.T) {
 	}
 }
 
+func TestCommonInertNames(t *testing.T) {
+	for _, s := range commonInert {
+		if !commonInertName(s) {
+			t.Errorf("%s is in commonInert but not in commonInertName", s)
+		}
+	}
+	n := 0
+	for _, s := range []string{"model", "stream", "stream_options", "temperature", "top_p", "top_k", "n",
+		"max_tokens", "seed", "user", "metadata", "service_tier", "store", "logprobs", "top_logprobs",
+		"presence_penalty", "frequency_penalty", "stop", "logit_bias", "parallel_tool_calls",
+		"tool_choice", "safety_identifier", "prompt_cache_key", "messages", "Model", "documents"} {
+		if commonInertName(s) {
+			n++
+		}
+	}
+	if n != len(commonInert) {
+		t.Errorf("commonInertName knows %d names, commonInert has %d", n, len(commonInert))
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	anthropic := http.Header{"Anthropic-Version": {"2023-06-01"}}
 	for _, c := range []struct {

@@ -71,7 +71,21 @@ func (w *walker) rootMember(k, v int) {
 // Inert names match exactly, where rules match keys as encoding/json does: a key that only
 // folds to an inert name is scanned, which costs time, not coverage.
 func (w *walker) isInert(k int, set map[string]bool) bool {
-	return set[string(w.decoded(k))]
+	key := w.decoded(k)
+	return commonInertName(string(key)) || set[string(key)]
+}
+
+// commonInertName reports whether s is one of commonInert, without hashing: most root members of
+// a request are these.
+func commonInertName(s string) bool {
+	switch s {
+	case "model", "stream", "stream_options", "temperature", "top_p", "top_k", "n",
+		"max_tokens", "seed", "user", "metadata", "service_tier", "store", "logprobs", "top_logprobs",
+		"presence_penalty", "frequency_penalty", "stop", "logit_bias", "parallel_tool_calls",
+		"tool_choice", "safety_identifier", "prompt_cache_key":
+		return true
+	}
+	return false
 }
 
 // memberValues scans the member values of an object whose keys are the API's own names: all
