@@ -151,12 +151,18 @@ func (w *walker) fileShaped(o int, role string) bool {
 			name = string(w.decoded(v))
 		case w.isFileData(k):
 			data = true
+			if s := w.decoded(v); mt == "" && len(s) > 5 && strings.EqualFold(string(s[:5]), "data:") {
+				mt = "data:" // typed by its data URL
+			}
 		case w.keyIs(k, "source"):
 			w.eachMember(v, func(k, _ int) { data = data || w.isFileData(k) })
 		}
 	})
 	if !data || (mt == "" && typeOfName(name) == "") {
 		return false
+	}
+	if mt == "data:" {
+		mt = ""
 	}
 	var walk func(o int)
 	walk = func(o int) {
