@@ -193,12 +193,14 @@ type fileType struct {
 // MediaType returns the media type of text t of r when it is the decoded content of a file
 // (lower case, without parameters: "text/markdown"), "" otherwise.
 func (r *Request) MediaType(t *Text) string {
-	for _, f := range r.fileTypes {
-		if f.start == t.start {
-			return f.mt
-		}
+	if !t.IsFile() {
+		return ""
 	}
-	return ""
+	i, ok := slices.BinarySearchFunc(r.fileTypes, t.start, func(f fileType, s int32) int { return int(f.start - s) })
+	if !ok {
+		return ""
+	}
+	return r.fileTypes[i].mt
 }
 
 // Errors, to be wrapped with detail (position) and tested with errors.Is.
@@ -302,7 +304,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	}
 	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
 	return &Request{API: api, Texts: inBodyOrder(texts), Documents: docsInBodyOrder(w.docs),
-		TokenIDs: w.tokenIDs, body: body, fileTypes: w.fileTypes}, nil
+		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes)}, nil
 }
 
 // inBodyOrder sorts texts by their literal's place (the walkers visit members in the order of
@@ -345,6 +347,12 @@ func inBodyOrder(texts []Text) []Text {
 	}
 	clear(texts[len(out):])
 	return out
+}
+
+// sortedFileTypes sorts the media types of file texts by their literal, for MediaType's search.
+func sortedFileTypes(fts []fileType) []fileType {
+	slices.SortStableFunc(fts, func(a, b fileType) int { return int(a.start - b.start) })
+	return slices.CompactFunc(fts, func(a, b fileType) bool { return a.start == b.start })
 }
 
 func docsInBodyOrder(docs []Document) []Document {
