@@ -213,8 +213,8 @@ var ollamaEndpoints = []string{"chat", "generate", "embed", "embeddings", "creat
 
 // FamilyOf picks the error family of a request from its path and headers alone, for a request
 // refused before its body could be parsed: Anthropic when an anthropic-version header is present
-// or the path is an Anthropic endpoint; Gemini for a /models/...:verb path; Ollama for its /api/
-// endpoints; OpenAI otherwise. header may be nil.
+// or the path is an Anthropic endpoint (Claude's on Vertex and Bedrock included); Gemini for a
+// /models/...:verb path; Ollama for its /api/ endpoints; OpenAI otherwise. header may be nil.
 func FamilyOf(urlPath string, header http.Header) string {
 	if header.Get("Anthropic-Version") != "" {
 		return FamilyAnthropic
@@ -230,6 +230,9 @@ func FamilyOfPath(urlPath string) string {
 			return FamilyOpenAI // OpenAI Assistants' /threads/{id}/messages
 		}
 		return info.Family
+	}
+	if strings.Contains(p, "/publishers/anthropic/") || strings.Contains(p, "/model/anthropic.") {
+		return FamilyAnthropic // Claude on Vertex (:rawPredict) and on Bedrock (/invoke)
 	}
 	last := p[strings.LastIndexByte(p, '/')+1:]
 	if strings.Contains(p, "/models/") && strings.Contains(last, ":") {

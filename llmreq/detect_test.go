@@ -164,6 +164,8 @@ func TestFamilyOf(t *testing.T) {
 		{"/v1/threads/thread_1/messages", nil, FamilyOpenAI},
 		{"/v1/chat/completions", anthropic, FamilyAnthropic},
 		{"/model/anthropic.claude/invoke", anthropic, FamilyAnthropic},
+		{"/v1/projects/p/locations/l/publishers/anthropic/models/claude-sonnet-4:rawPredict", nil, FamilyAnthropic},
+		{"/model/anthropic.claude-3-5-sonnet-20240620-v1:0/invoke", nil, FamilyAnthropic},
 		{"/v1beta/models/gemini-2.0-flash:generateContent", nil, FamilyGemini},
 		{"/v1/projects/p/locations/l/publishers/google/models/gemini:streamGenerateContent", nil, FamilyGemini},
 		{"/v1beta/models/gemini:embedContent", nil, FamilyGemini},
