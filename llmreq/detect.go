@@ -40,7 +40,7 @@ func detect(urlPath string, w *walker) (api API, primary int, walkers uint32) {
 			continue
 		}
 		// Beside the API's own walker, one that reads the same members runs only for what is
-		// its own (byParts: see run); with no walker of its own (Generic), every walker that
+		// its own (alsoByParts: see run); with no walker of its own (Generic), every walker that
 		// fits runs.
 		if p != nil && (mask&info.alsoMask == 0 || info.also == alsoNever ||
 			(info.also == alsoByParts && readsMessages(p)) || (info.also == alsoLegacy && !legacyPrompt(w, root))) {
