@@ -14,7 +14,7 @@ func allAPICases() []apiCase {
 	var all []apiCase
 	for _, cs := range [][]apiCase{
 		openAIChatCases, openAIResponsesCases, openAICompletionsAndEmbeddingsCases,
-		anthropicMessagesCases, geminiCases, ollamaCases, genericCases,
+		anthropicMessagesCases, geminiCases, ollamaCases, genericCases, supersetCases, fileCases,
 	} {
 		all = append(all, cs...)
 	}

@@ -26,6 +26,28 @@ func (w *walker) geminiKeyIs(k int, name string) bool {
 	return j == len(name)
 }
 
+// geminiNorm is s in lower case without underscores, as geminiKeyIs compares.
+func geminiNorm(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func (w *walker) geminiHas(i int, name string) bool {
+	found := false
+	w.eachMember(i, func(k, _ int) { found = found || w.geminiKeyIs(k, name) })
+	return found
+}
+
 func (w *walker) gemini(root int) {
 	w.eachMember(root, func(k, v int) {
 		switch {
@@ -34,10 +56,60 @@ func (w *walker) gemini(root int) {
 		case w.geminiKeyIs(k, "systeminstruction"):
 			w.at(k, v, RoleSystem, w.geminiContent)
 		case w.geminiKeyIs(k, "tools"):
-			w.at(k, v, RoleSystem, w.definitions)
+			w.at(k, v, RoleToolDefinition, w.definitions)
+		case w.geminiKeyIs(k, "generationconfig"):
+			w.at(k, v, RoleSystem, w.geminiGenerationConfig)
+		default:
+			if !w.secondary && !w.geminiInert(k, w.info.inert) {
+				w.unknown(k, v, RoleUnknown)
+			}
 		}
 	})
 }
+
+// geminiInert is isInert with Gemini's names (set holds them normalized).
+func (w *walker) geminiInert(k int, set map[string]bool) bool {
+	key := w.decoded(k)
+	var buf [32]byte
+	if len(key) > len(buf) {
+		return false
+	}
+	j := 0
+	for _, c := range key {
+		if c == '_' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[j] = c
+		j++
+	}
+	return set[string(buf[:j])]
+}
+
+// geminiGenerationConfig: sampling settings, but for the response schemas, which the model is
+// asked to follow and reads like a tool's.
+func (w *walker) geminiGenerationConfig(c int, role string) {
+	if w.kind(c) != kindObject {
+		w.all(c, role)
+		return
+	}
+	w.eachMember(c, func(k, v int) {
+		switch {
+		case w.geminiKeyIs(k, "responseschema"), w.geminiKeyIs(k, "responsejsonschema"):
+			w.at(k, v, role, w.definitions)
+		case w.kind(v) >= kindNumber, w.geminiInert(k, generationInert):
+		default:
+			w.unknown(k, v, role)
+		}
+	})
+}
+
+// generationInert are generationConfig's settings that hold no text (normalized names).
+var generationInert = map[string]bool{"stopsequences": true, "responsemimetype": true,
+	"responsemodalities": true, "thinkingconfig": true, "speechconfig": true, "mediaresolution": true,
+	"routingconfig": true, "modelselectionconfig": true, "imageconfig": true}
 
 func (w *walker) geminiContents(cs int, role string) {
 	if w.kind(cs) != kindArray {
@@ -89,21 +161,28 @@ func (w *walker) geminiRole(c int) string {
 }
 
 // geminiContent: {"role", "parts"}. A system instruction's role is ignored; a bare string (which
-// some clients send for systemInstruction) is a text too.
+// some clients send for systemInstruction) is a text too; any other member is scanned.
 func (w *walker) geminiContent(c int, role string) {
 	if w.kind(c) != kindObject {
 		w.all(c, role)
 		return
 	}
 	w.eachMember(c, func(k, v int) {
-		if w.geminiKeyIs(k, "parts") {
+		switch {
+		case w.geminiKeyIs(k, "parts"):
 			w.at(k, v, role, w.geminiParts)
+		case w.geminiKeyIs(k, "role"):
+		default:
+			w.unknown(k, v, role)
 		}
 	})
 }
 
+// geminiParts: the parts of one content, whose texts are one group.
 func (w *walker) geminiParts(ps int, role string) {
+	g := w.beginGroup()
 	w.list(ps, role, w.geminiPart, w.geminiPart)
+	w.endGroup(g)
 }
 
 // geminiPart: a part sets one of its data fields (text, inlineData, functionCall, ...). Every
@@ -117,32 +196,119 @@ func (w *walker) geminiPart(p int, role string) {
 	}
 	w.eachMember(p, func(k, v int) {
 		switch {
-		case w.geminiKeyIs(k, "text"), w.geminiKeyIs(k, "executablecode"):
-			w.at(k, v, role, w.all) // executableCode: {"language", "code"}, the language an enum
+		case w.geminiKeyIs(k, "text"):
+			w.groupText(k, v, role)
+		case w.geminiKeyIs(k, "executablecode"):
+			w.at(k, v, role, w.memberValues) // {"language", "code"}
 		case w.geminiKeyIs(k, "functioncall"):
-			w.at(k, v, role, func(v int, role string) { w.geminiMembersNamed(v, "args", role, w.all) })
+			w.at(k, v, role, w.geminiFunctionCall)
 		case w.geminiKeyIs(k, "functionresponse"):
-			w.at(k, v, RoleTool, func(v int, role string) { w.geminiMembersNamed(v, "response", role, w.all) })
+			w.at(k, v, RoleTool, w.geminiFunctionResponse)
 		case w.geminiKeyIs(k, "codeexecutionresult"):
-			w.at(k, v, RoleTool, func(v int, role string) { w.geminiMembersNamed(v, "output", role, w.all) })
-		case w.geminiKeyIs(k, "inlinedata"), w.geminiKeyIs(k, "filedata"), w.geminiKeyIs(k, "thought"),
-			w.geminiKeyIs(k, "thoughtsignature"), w.geminiKeyIs(k, "videometadata"), w.geminiKeyIs(k, "partmetadata"),
-			w.geminiKeyIs(k, "mediaresolution"):
-			// media bytes and references; flags and opaque signatures
+			w.at(k, v, RoleTool, w.geminiCodeResult)
+		case w.geminiKeyIs(k, "inlinedata"):
+			w.at(k, v, role, w.geminiBlob)
+		case w.geminiKeyIs(k, "filedata"):
+			w.at(k, v, role, w.geminiFileData)
+		case w.geminiKeyIs(k, "thought"), w.geminiKeyIs(k, "thoughtsignature"),
+			w.geminiKeyIs(k, "videometadata"), w.geminiKeyIs(k, "mediaresolution"):
+			// file references; flags and opaque signatures
 		default:
+			w.unknown(k, v, role)
+		}
+	})
+}
+
+// geminiFunctionCall: {"id", "name", "args"}; the args object is read whole, keys and values.
+func (w *walker) geminiFunctionCall(f int, role string) {
+	if w.kind(f) != kindObject {
+		w.all(f, role)
+		return
+	}
+	w.eachMember(f, func(k, v int) {
+		switch {
+		case w.geminiKeyIs(k, "args"):
+			w.at(k, v, role, w.all)
+		case w.geminiKeyIs(k, "id"), w.geminiKeyIs(k, "name"):
+		default:
+			w.unknown(k, v, role)
+		}
+	})
+}
+
+// geminiFunctionResponse: everything a tool returned, RoleTool: the response object whole, its
+// parts (files included) as parts, any other member whole.
+func (w *walker) geminiFunctionResponse(f int, role string) {
+	if w.kind(f) != kindObject {
+		w.all(f, role)
+		return
+	}
+	w.eachMember(f, func(k, v int) {
+		switch {
+		case w.geminiKeyIs(k, "parts"):
+			w.at(k, v, role, w.geminiParts)
+		case w.geminiKeyIs(k, "response"):
+			w.at(k, v, role, w.all)
+		case w.geminiKeyIs(k, "name"):
+			w.at(k, v, role, w.all)
+		case w.geminiKeyIs(k, "id"), w.geminiKeyIs(k, "willcontinue"), w.geminiKeyIs(k, "scheduling"):
+		default:
+			w.unknown(k, v, role)
+		}
+	})
+}
+
+// geminiCodeResult: {"outcome", "output"}; the outcome is an enum.
+func (w *walker) geminiCodeResult(r int, role string) {
+	if w.kind(r) != kindObject {
+		w.all(r, role)
+		return
+	}
+	w.eachMember(r, func(k, v int) {
+		if !w.geminiKeyIs(k, "outcome") {
 			w.at(k, v, role, w.all)
 		}
 	})
 }
 
-func (w *walker) geminiMembersNamed(i int, name, role string, f func(int, string)) {
-	if w.kind(i) != kindObject {
-		w.all(i, role)
+// geminiBlob: inline data {"mimeType", "data"}: a file, decoded when its type is text.
+func (w *walker) geminiBlob(b int, role string) {
+	if w.kind(b) != kindObject {
+		w.all(b, role)
 		return
 	}
-	w.eachMember(i, func(k, v int) {
-		if w.geminiKeyIs(k, name) {
-			w.at(k, v, role, f)
+	mt := ""
+	w.eachMember(b, func(k, v int) {
+		if w.geminiKeyIs(k, "mimetype") && w.kind(v) == kindString {
+			mt = string(w.decoded(v))
+		}
+	})
+	w.eachMember(b, func(k, v int) {
+		switch {
+		case w.geminiKeyIs(k, "data"):
+			w.at(k, v, role, func(v int, role string) { w.file(v, role, mt, "") })
+		case w.geminiKeyIs(k, "mimetype"):
+		default:
+			w.unknown(k, v, role)
+		}
+	})
+}
+
+// geminiFileData: a file by URI {"mimeType", "fileUri"}, which the provider fetches.
+func (w *walker) geminiFileData(f int, role string) {
+	if w.kind(f) != kindObject {
+		w.all(f, role)
+		return
+	}
+	mt := ""
+	w.eachMember(f, func(k, v int) {
+		if w.geminiKeyIs(k, "mimetype") && w.kind(v) == kindString {
+			mt = string(w.decoded(v))
+		}
+	})
+	w.eachMember(f, func(k, v int) {
+		if w.geminiKeyIs(k, "fileuri") {
+			w.at(k, v, role, func(v int, role string) { w.remote(v, role, mt) })
 		}
 	})
 }

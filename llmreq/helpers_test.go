@@ -2,11 +2,15 @@ package llmreq
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // want is one expected text.
@@ -38,12 +42,38 @@ func runAPICases(t *testing.T, cases []apiCase) {
 			for i, x := range r.Texts {
 				got[i] = want{x.Path, x.Role, x.Value}
 			}
+			if os.Getenv("LLMREQ_PRINT") != "" && fmt.Sprint(got) != fmt.Sprint(c.texts) {
+				fmt.Printf("=== %s\n", c.name)
+				for _, g := range got {
+					fmt.Printf("\t\t\t{%q, %s, %q},\n", g.path, roleName(g.role), g.value)
+				}
+			}
 			if fmt.Sprint(got) != fmt.Sprint(c.texts) {
 				t.Errorf("texts:\n got  %s\n want %s", show(got), show(c.texts))
 			}
 			checkTexts(t, []byte(c.body), r)
 		})
 	}
+}
+
+func roleName(r string) string {
+	switch r {
+	case RoleUser:
+		return "RoleUser"
+	case RoleSystem:
+		return "RoleSystem"
+	case RoleDeveloper:
+		return "RoleDeveloper"
+	case RoleAssistant:
+		return "RoleAssistant"
+	case RoleTool:
+		return "RoleTool"
+	case RoleFunction:
+		return "RoleFunction"
+	case RoleToolDefinition:
+		return "RoleToolDefinition"
+	}
+	return "RoleUnknown"
 }
 
 func show(ws []want) string {
@@ -64,7 +94,7 @@ func checkTexts(t *testing.T, body []byte, r *Request) {
 		t.Fatalf("encoding/json refuses a body Parse accepted: %v", err)
 	}
 	dups := hasDuplicateKeys(body)
-	prev := -1
+	prev := int32(-1)
 	for i, x := range r.Texts {
 		if x.start <= prev {
 			t.Errorf("text %d (%s) out of body order", i, x.Path)
@@ -75,11 +105,33 @@ func checkTexts(t *testing.T, body []byte, r *Request) {
 			t.Errorf("text %d (%s): literal %q: %v", i, x.Path, body[x.start:x.end], err)
 			continue
 		}
-		if v != x.Value {
+		switch {
+		case x.IsFile():
+			if r.MediaType(&x) == "" {
+				t.Errorf("text %d (%s): a file text without a media type", i, x.Path)
+			}
+			if content, ok := fileContent(v); !ok {
+				t.Errorf("text %d (%s): file literal %q does not decode", i, x.Path, v)
+			} else if utf8.Valid(content) && x.enc&(encLatin1|enc1252) == 0 && string(content) != x.Value {
+				t.Errorf("text %d (%s): Value %q, the file holds %q", i, x.Path, x.Value, content)
+			}
+		case v != x.Value:
 			t.Errorf("text %d (%s): Value %q, encoding/json decodes %q", i, x.Path, x.Value, v)
+		}
+		if x.Key != strings.HasSuffix(x.Path, "#key") && !shortened(x.Path) {
+			t.Errorf("text %d (%s): Key %v", i, x.Path, x.Key)
 		}
 		if dups || shortened(x.Path) {
 			continue // ambiguous tree, or a shortened path
+		}
+		if x.Key {
+			p := strings.TrimSuffix(x.Path, "#key")
+			if _, err := resolve(tree, p); err != nil {
+				t.Errorf("text %d: key path %q: %v", i, x.Path, err)
+			} else if k := lastKey(t, p); k != v {
+				t.Errorf("text %d: key path %q names key %q, text is %q", i, x.Path, k, v)
+			}
+			continue
 		}
 		at, err := resolve(tree, x.Path)
 		if err != nil {
@@ -88,6 +140,60 @@ func checkTexts(t *testing.T, body []byte, r *Request) {
 			t.Errorf("text %d: path %q holds %#v, text is %q", i, x.Path, at, v)
 		}
 	}
+}
+
+// fileContent decodes a file literal's content independently of the package: a data URL, or
+// base64 of either alphabet, padded or not.
+func fileContent(s string) ([]byte, bool) {
+	if len(s) >= 5 && strings.EqualFold(s[:5], "data:") {
+		header, data, ok := strings.Cut(s[5:], ",")
+		if !ok {
+			return nil, false
+		}
+		if !strings.HasSuffix(strings.ToLower(header), ";base64") {
+			u, err := url.PathUnescape(data)
+			return []byte(u), err == nil
+		}
+		s = data
+	}
+	s = strings.TrimRight(s, "=")
+	for _, e := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := e.DecodeString(s); err == nil {
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// lastKey is the key the last step of path p names (a path of resolve's syntax).
+func lastKey(t *testing.T, p string) string {
+	t.Helper()
+	last := ""
+	for p != "" {
+		switch {
+		case strings.HasPrefix(p, `["`):
+			end := 2
+			for ; end < len(p) && p[end] != '"'; end++ {
+				if p[end] == '\\' {
+					end++
+				}
+			}
+			if err := json.Unmarshal([]byte(p[1:end+1]), &last); err != nil {
+				t.Fatalf("path %q: %v", p, err)
+			}
+			p = p[min(end+2, len(p)):]
+		case p[0] == '[':
+			p = p[strings.IndexByte(p, ']')+1:]
+		default:
+			p = strings.TrimPrefix(p, ".")
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			last, p = p[:end], p[end:]
+		}
+	}
+	return last
 }
 
 // decodeTree decodes body with encoding/json, numbers kept as text (1e999 is valid JSON but

@@ -22,11 +22,11 @@ func mustParse(t *testing.T, path, body string) *Request {
 func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 	// Big numbers, odd whitespace, escapes in untouched strings, key order and a duplicate key:
 	// all of it must come back byte for byte around the replaced texts.
-	body := "{ \"z\" :\t12345678901234567890.123456789e300 ,\r\n" +
+	body := "{ \"seed\" :\t12345678901234567890.123456789e300 ,\r\n" +
 		"  \"model\":\"caf\\u00e9\\/\\ud83d\\ude00\",\n" +
 		"\"messages\" : [ {\"role\":\"system\" ,\"content\":\"keep \\u00e9 me\"},\n" +
 		"\t{ \"content\" : \"repl\\u00e9ce \\\"me\\\"\", \"role\" : \"user\", \"role\":\"user\" } ],\n" +
-		"  \"a\": -0.0e-0, \"b\": [ ] , \"c\":{ },\"z\":1E+2 }\n"
+		"  \"temperature\": -0.0e-0, \"stop\": [ ] , \"metadata\":{ },\"seed\":1E+2 }\n"
 	r := mustParse(t, "/v1/chat/completions", body)
 	if len(r.Texts) != 2 || r.Texts[1].Value != `repléce "me"` || r.Texts[0].Value != "keep é me" {
 		t.Fatalf("texts: %+v", r.Texts)

@@ -30,6 +30,21 @@ type walker struct {
 	paths, values []byte
 	spans         []textSpan
 	tooMany       int // offset of the text over MaxTexts, or -1
+
+	info      *APIInfo // the API whose walker runs
+	secondary bool     // another walker owns the root's unknown members
+	want      uint32   // rules bits: walkers asked for by parts of their API's (see run)
+
+	// Groups (see the package doc): groups counts them, group is the current content list's,
+	// inText is set while a text part's text is visited.
+	groups, group int
+	inText        bool
+
+	docs      []Document
+	isImage   bool // an Anthropic image's source is being visited
+	fileTypes []fileType
+	tokenIDs  []string
+	fileBuf   []byte // a file's decoded literal
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
@@ -153,6 +168,11 @@ func (w *walker) uniqueString(i int, name string) (val string, ok bool) {
 func (w *walker) pushKey(k int) int {
 	mark := len(w.path)
 	key := w.decoded(k)
+	if n := w.t.nodes[k]; !n.escaped() && !n.ascii() && !jsonstr.ValidUTF8(key) {
+		// As decoded (U+FFFD), so that the path does not change when the key is rewritten.
+		w.scratch = jsonstr.Unquote(w.scratch[:0], key)
+		key = w.scratch
+	}
 	if isIdent(key) {
 		if len(w.path) > 0 {
 			w.path = append(w.path, '.')
@@ -213,8 +233,38 @@ func (w *walker) emit(i int, role string) {
 		}
 		sp.val1 = len(w.values)
 	}
+	t := Text{Role: role, start: int32(n.start()), end: int32(n.end())}
+	if w.inText {
+		t.Group = int32(w.group)
+	}
+	w.push(t, sp)
+}
+
+// push appends a text and its span, doubling the slices when full (append grows a large slice
+// by a quarter, which for a body of many keys allocates several times the final slice).
+func (w *walker) push(t Text, sp textSpan) {
+	if len(w.texts) == cap(w.texts) {
+		w.texts = append(make([]Text, 0, 2*cap(w.texts)+16), w.texts...)
+	}
+	if len(w.spans) == cap(w.spans) {
+		w.spans = append(make([]textSpan, 0, 2*cap(w.spans)+16), w.spans...)
+	}
+	w.texts = append(w.texts, t)
 	w.spans = append(w.spans, sp)
-	w.texts = append(w.texts, Text{Role: role, start: n.start(), end: n.end()})
+}
+
+// emitKey records key node k, whose member's path is the current path, as a text of role.
+func (w *walker) emitKey(k int, role string) {
+	mark := len(w.path)
+	w.path = append(w.path, "#key"...)
+	inText := w.inText
+	w.inText = false
+	w.emit(k, role)
+	w.inText = inText
+	w.path = w.path[:mark]
+	if n := len(w.texts); n > 0 && int(w.texts[n-1].start) == w.t.nodes[k].start() {
+		w.texts[n-1].Key = true
+	}
 }
 
 // appendPath appends path, shortened in the middle to limit bytes if longer. The cut falls on
@@ -272,49 +322,6 @@ func (w *walker) finish() {
 	}
 }
 
-// all records every string value under node i (i itself if it is a string) with role. Object
-// keys are names, not values, and are not texts. This is the fallback for any shape the API
-// rules do not know: whatever the shape, no string goes unscanned.
-func (w *walker) all(i int, role string) {
-	switch w.kind(i) {
-	case kindString:
-		w.emit(i, role)
-	case kindObject:
-		w.eachMember(i, func(k, v int) {
-			if w.kind(v) >= kindNumber {
-				return // no string below: skip the path bookkeeping
-			}
-			mark := w.pushKey(k)
-			w.all(v, role)
-			w.pop(mark)
-		})
-	case kindArray:
-		w.eachElement(i, func(n, e int) {
-			if w.kind(e) >= kindNumber {
-				return
-			}
-			mark := w.pushIndex(n)
-			w.all(e, role)
-			w.pop(mark)
-		})
-	}
-}
-
-// allBut is all for an object of unknown shape whose discriminator "type" is a known word and
-// not a text; every other string under it is recorded.
-func (w *walker) allBut(i int, role string) {
-	if w.kind(i) != kindObject {
-		w.all(i, role)
-		return
-	}
-	w.eachMember(i, func(k, v int) {
-		if w.kind(v) == kindString && w.keyIs(k, "type") {
-			return
-		}
-		w.at(k, v, role, w.all)
-	})
-}
-
 // at visits value v of member key k with f, with the path extended by the key.
 func (w *walker) at(k, v int, role string, f func(int, string)) {
 	mark := w.pushKey(k)
@@ -368,28 +375,4 @@ func intern(b []byte) string {
 		}
 	}
 	return string(b)
-}
-
-// definitions records the strings of tool definitions (names, descriptions, JSON schemas): the
-// provider renders them into the prompt, so they are instructions like a system prompt. The
-// values of "type" members (the tool kind, JSON-schema types) are vocabulary, not prose, and are
-// left out to keep the scan from drowning in "object" and "string".
-func (w *walker) definitions(i int, role string) {
-	switch w.kind(i) {
-	case kindString:
-		w.emit(i, role)
-	case kindArray:
-		w.eachElement(i, func(n, e int) {
-			if w.kind(e) < kindNumber {
-				w.atIndex(n, e, role, w.definitions)
-			}
-		})
-	case kindObject:
-		w.eachMember(i, func(k, v int) {
-			if w.kind(v) >= kindNumber || (w.kind(v) == kindString && w.keyIs(k, "type")) {
-				return
-			}
-			w.at(k, v, role, w.definitions)
-		})
-	}
 }

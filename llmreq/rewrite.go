@@ -1,0 +1,76 @@
+package llmreq
+
+import (
+	"slices"
+
+	"github.com/promptwall/promptwall/jsonstr"
+)
+
+// Rewrite returns a new body in which Texts[i] is replaced by repl[i] for every i in repl, encoded
+// as a JSON string; every other byte of the original body is kept exactly. With an empty repl it
+// returns the original bytes unchanged.
+//
+// A file text (MediaType set) is re-encoded the way its file came: the same data URL prefix,
+// base64 of the same alphabet and padding (or percent-encoding), the same charset (a character
+// ISO-8859-1 or windows-1252 lacks becomes '?').
+//
+// Indexes outside Texts are ignored. A replacement equal to the text's Value keeps the original
+// literal (its escapes included), so a caller may pass every text, changed or not, and only the
+// changed ones are re-encoded. (A literal holding invalid UTF-8 is re-encoded all the same: the
+// upstream then gets the U+FFFD that was scanned, not bytes a lax decoder might read as something
+// else, such as an overlong '/'.)
+func (r *Request) Rewrite(repl map[int]string) []byte {
+	if len(repl) == 0 {
+		return r.body
+	}
+	type splice struct {
+		start, end, i int
+		s             string
+	}
+	todo := make([]splice, 0, len(repl))
+	size := len(r.body)
+	for i, s := range repl {
+		if i < 0 || i >= len(r.Texts) {
+			continue
+		}
+		t := &r.Texts[i]
+		start, end := int(t.start), int(t.end)
+		if end-start < 2 || end > len(r.body) || r.unchanged(t, s) {
+			continue // not a text of this body (a caller-made Text), or nothing to do
+		}
+		todo = append(todo, splice{start, end, i, s})
+		size += len(s) + 2 - (end - start)
+	}
+	// Splice in body order, whatever order the caller left Texts in; of two entries for one
+	// literal, the lower index wins.
+	slices.SortFunc(todo, func(a, b splice) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return a.i - b.i
+	})
+	out := make([]byte, 0, max(size+size/16, len(r.body)))
+	prev := 0
+	for _, sp := range todo {
+		if sp.start < prev {
+			continue // the same literal again (the caller repeated a Text)
+		}
+		out = append(out, r.body[prev:sp.start]...)
+		if t := &r.Texts[sp.i]; t.enc != 0 {
+			orig := jsonstr.Unquote(nil, r.body[t.start+1:t.end-1])
+			out = jsonstr.Append(out, encodeFile(orig, t.enc, sp.s), false)
+		} else {
+			out = jsonstr.Append(out, sp.s, false)
+		}
+		prev = sp.end
+	}
+	return append(out, r.body[prev:]...)
+}
+
+// unchanged reports whether replacement s of text t can keep the original literal.
+func (r *Request) unchanged(t *Text, s string) bool {
+	if t.enc != 0 {
+		return s == t.Value && t.enc&encLossy == 0
+	}
+	return s == t.Value && jsonstr.ValidUTF8(r.body[t.start:t.end])
+}
