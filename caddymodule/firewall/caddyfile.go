@@ -34,6 +34,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    roles         <role...>|all
 //	    max_body      <size>
 //	    safe_cache    <entries>|off
+//	    websocket     refuse|pass
+//	    max_upload    <size>
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
@@ -41,7 +43,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // on_suspicious to sanitize; roles to user tool function (roles are user,
 // tool, function, system, developer, assistant; all is every one);
 // max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
-// safe_cache to 65536 entries (off: scan every text of every request).
+// safe_cache to 65536 entries (off: scan every text of every request);
+// websocket to refuse (pass: WebSocket upgrades go on unscanned);
+// max_upload, the largest multipart body, to 512MiB.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -110,6 +114,23 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("safe_cache: want a number of entries from 1 to %d, or off; got '%s'", maxSafeCache, s)
 			}
 			f.SafeCache = n
+		case "websocket":
+			if !d.AllArgs(&f.WebSocket) {
+				return d.ArgErr()
+			}
+			if f.WebSocket != WebSocketRefuse && f.WebSocket != WebSocketPass {
+				return d.Errf("websocket: unknown value '%s' (want refuse or pass)", f.WebSocket)
+			}
+		case "max_upload":
+			var s string
+			if !d.AllArgs(&s) {
+				return d.ArgErr()
+			}
+			size, err := humanize.ParseBytes(s)
+			if err != nil || size == 0 || size > 1<<62 {
+				return d.Errf("max_upload: want a size such as 512MiB, got '%s'", s)
+			}
+			f.MaxUpload = int64(size)
 		default:
 			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
 		}

@@ -1,0 +1,133 @@
+package firewall
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestRequestForm: the Content-Type lines decide how a body is read, fail
+// closed: anything not multipart or a raw upload is JSON; disagreeing
+// lines and unreadable charsets are refused.
+func TestRequestForm(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		types      []string
+		kind       bodyKind
+		code       string // refusal code, "" for none
+		ascii      bool
+	}{
+		{"no type", "/v1/chat/completions", nil, bodyJSON, "", false},
+		{"json", "", []string{"application/json"}, bodyJSON, "", false},
+		{"json utf-8", "", []string{"application/json; charset=utf-8"}, bodyJSON, "", false},
+		{"json UTF8 quoted", "", []string{`application/json; charset="UTF8"`}, bodyJSON, "", false},
+		{"json us-ascii", "", []string{"application/json; charset=US-ASCII"}, bodyJSON, "", true},
+		{"utf-7", "", []string{"application/json; charset=utf-7"}, 0, "unsupported_charset", false},
+		{"utf-7 quoted upper", "", []string{`application/json; CHARSET="UTF-7"`}, 0, "unsupported_charset", false},
+		{"utf-16", "", []string{"text/plain; charset=utf-16"}, 0, "unsupported_charset", false},
+		{"latin1", "", []string{"application/json;charset=iso-8859-1"}, 0, "unsupported_charset", false},
+		{"rfc2231 charset", "", []string{"application/json; charset*=utf-8''utf-7"}, 0, "unsupported_charset", false},
+		{"duplicate charset", "", []string{"application/json; charset=utf-8; charset=utf-7"}, 0, "unsupported_charset", false},
+		{"unreadable with charset", "", []string{"application/json; charset=utf-8; x"}, 0, "unsupported_charset", false},
+		{"garbage is JSON", "", []string{"garbage;;;"}, bodyJSON, "", false},
+		{"text plain is JSON", "", []string{"text/plain"}, bodyJSON, "", false},
+		{"form urlencoded is JSON", "", []string{"application/x-www-form-urlencoded"}, bodyJSON, "", false},
+		{"multipart", "", []string{"multipart/form-data; boundary=xyz"}, bodyMultipart, "", false},
+		{"multipart upper", "", []string{"Multipart/Form-Data; boundary=xyz"}, bodyMultipart, "", false},
+		{"multipart related", "", []string{"multipart/related; boundary=abc; type=\"application/json\""}, bodyMultipart, "", false},
+		{"multipart without boundary", "", []string{"multipart/form-data"}, 0, "invalid_multipart", false},
+		{"multipart unreadable", "", []string{"multipart/form-data; boundary"}, 0, "invalid_multipart", false},
+		{"multipart utf-7", "", []string{"multipart/form-data; boundary=b; charset=utf-7"}, 0, "unsupported_charset", false},
+		{"octet-stream", "", []string{"application/octet-stream"}, bodyRaw, "", false},
+		{"audio", "", []string{"audio/wav; codecs=1"}, bodyRaw, "", false},
+		{"image", "", []string{"image/png"}, bodyRaw, "", false},
+		{"video", "", []string{"video/mp4"}, bodyRaw, "", false},
+		{"pdf", "", []string{"application/pdf"}, bodyRaw, "", false},
+		{"gemini upload without type", "/upload/v1beta/files", nil, bodyRaw, "", false},
+		{"gemini upload text", "/upload/v1beta/files", []string{"text/plain"}, bodyRaw, "", false},
+		{"gemini upload start is JSON", "/upload/v1beta/files", []string{"application/json"}, bodyJSON, "", false},
+		{"ollama blob", "/api/blobs/sha256:00", []string{"text/plain"}, bodyRaw, "", false},
+		{"same twice", "", []string{"application/json", "Application/JSON "}, bodyJSON, "", false},
+		{"json then multipart", "", []string{"application/json", "multipart/form-data; boundary=b"}, 0, "ambiguous_content_type", false},
+		{"octet then json", "", []string{"application/octet-stream", "application/json"}, 0, "ambiguous_content_type", false},
+		{"empty then json", "", []string{"", "application/json"}, 0, "ambiguous_content_type", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path
+			if path == "" {
+				path = "/v1/chat/completions"
+			}
+			r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
+			for _, ct := range tc.types {
+				r.Header.Add("Content-Type", ct)
+			}
+			form, fe := requestForm(r)
+			if tc.code != "" {
+				if fe == nil || fe.code != tc.code {
+					t.Fatalf("got %+v, %v; want refusal %s", form, fe, tc.code)
+				}
+				if tc.code == "unsupported_charset" && fe.status != 415 {
+					t.Errorf("status %d, want 415", fe.status)
+				}
+				return
+			}
+			if fe != nil || form.kind != tc.kind || form.ascii != tc.ascii {
+				t.Fatalf("got %+v, %v; want kind %d ascii %v", form, fe, tc.kind, tc.ascii)
+			}
+			if len(r.Header.Values("Content-Type")) > 1 {
+				t.Errorf("identical Content-Type lines not folded: %q", r.Header.Values("Content-Type"))
+			}
+		})
+	}
+}
+
+// TestContentEncodingLinesStack: several Content-Encoding lines are one
+// list, folded into one line so the upstream reads what the scan undid.
+func TestContentEncodingLinesStack(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Header.Add("Content-Encoding", "gzip")
+	r.Header.Add("Content-Encoding", "br")
+	if _, fe := requestForm(r); fe != nil {
+		t.Fatal(fe)
+	}
+	if got := r.Header["Content-Encoding"]; len(got) != 1 || got[0] != "gzip, br" {
+		t.Fatalf("Content-Encoding %q", got)
+	}
+}
+
+func TestLooksJSON(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"a":1}`:                   true,
+		" \r\n\t[1]":                true,
+		"\xEF\xBB\xBF{}":            true,
+		"\xFF\xFE{\x00\"\x00":       true,
+		"\xFE\xFF\x00{\x00\"":       true,
+		"\x00\x00\x00{":             true,
+		"":                          false,
+		"   ":                       false,
+		"hello {":                   false,
+		"\x89PNG\r\n\x1a\n{":        false,
+		"ID3\x03{":                  false,
+		"/* comment */ {}":          false,
+		"\"just a json string\"":    false,
+		"\xEF\xBB\xBF\xEF\xBB\xBF{": false,
+	} {
+		if got := looksJSON([]byte(in)); got != want {
+			t.Errorf("looksJSON(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestReadableCharset(t *testing.T) {
+	for cs, want := range map[string][2]bool{ // ascii, ok
+		"utf-8": {false, true}, "UTF-8": {false, true}, " utf8 ": {false, true}, "unicode-1-1-utf-8": {false, true},
+		"us-ascii": {true, true}, "ASCII": {true, true},
+		"utf-7": {false, false}, "utf-16le": {false, false}, "latin1": {false, false}, "": {false, false}, "utf-8x": {false, false},
+	} {
+		ascii, ok := readableCharset(cs)
+		if ascii != want[0] || ok != want[1] {
+			t.Errorf("readableCharset(%q) = %v %v, want %v", cs, ascii, ok, want)
+		}
+	}
+}

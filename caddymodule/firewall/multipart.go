@@ -1,0 +1,232 @@
+package firewall
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"strings"
+)
+
+// DefaultMaxUpload is the default limit of a multipart body: 512 MiB, the
+// largest file OpenAI's /v1/files takes.
+const DefaultMaxUpload int64 = 512 << 20
+
+// maxParts bounds the parts of one form: real forms have a handful.
+const maxParts = 1000
+
+var (
+	errTooManyParts = &failure{http.StatusRequestEntityTooLarge, "request_too_large",
+		"Request blocked by prompt firewall: the multipart body has too many parts"}
+	errTransferEncoding = &failure{http.StatusBadRequest, "invalid_multipart",
+		"Request blocked by prompt firewall: a multipart part has a Content-Transfer-Encoding (RFC 7578 forbids it in forms)"}
+	errAmbiguousPart = &failure{http.StatusBadRequest, "invalid_multipart",
+		"Request blocked by prompt firewall: a multipart part repeats its Content-Type or Content-Disposition"}
+)
+
+// formPart is one part of a form the scan reads: a text field, a text
+// document or a PDF. Media and other parts are not kept.
+type formPart struct {
+	index     int // among all the body's parts, for the rebuild
+	name      string
+	filename  string
+	mediaType string
+	kind      fileKind
+	data      []byte
+	ascii     bool // charset us-ascii
+}
+
+// form is what reading a multipart body keeps: the parts to scan, and the
+// fields that say what a file is (purpose).
+type form struct {
+	parts   []formPart
+	purpose string
+	ascii   bool
+}
+
+// errRecorder remembers the first error of the client's body, so that a
+// broken connection is told from a malformed form.
+type errRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errRecorder) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// readForm reads a multipart body from body to its end, every byte into
+// sp, and keeps the parts the scan reads, together at most budget bytes.
+// The parser is Go's mime/multipart, raw parts (no transfer decoding);
+// parts it would read one way and another parser another are refused:
+// a Content-Transfer-Encoding, a repeated Content-Type or
+// Content-Disposition, a charset other than UTF-8.
+func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, error) {
+	src := &errRecorder{r: body}
+	tee := io.TeeReader(src, sp)
+	mr := multipart.NewReader(tee, boundary)
+	fm := new(form)
+	fail := func(err error) error {
+		var fe *failure
+		switch {
+		case sp.overflow:
+			return tooLarge(sp.max)
+		case src.err != nil:
+			return src.err
+		case errors.As(err, &fe):
+			return fe
+		}
+		return errBadMultipart
+	}
+	for i := 0; ; i++ {
+		p, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		if i >= maxParts {
+			return nil, errTooManyParts
+		}
+		fp, fe := partInfo(p.Header)
+		if fe != nil {
+			return nil, fe
+		}
+		fp.index = i
+		head := make([]byte, sniffLen)
+		n, err := io.ReadFull(p, head)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fail(err)
+		}
+		head = head[:n]
+		if fp.kind, fe = kindOf(fp.mediaType, fp.filename, head); fe != nil {
+			return nil, fe
+		}
+		if fp.kind != fileText && fp.kind != filePDF {
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return nil, fail(err)
+			}
+			continue
+		}
+		if int64(n) > budget {
+			return nil, tooLarge(budget)
+		}
+		rest, err := readLimited(p, -1, budget-int64(n))
+		if err != nil {
+			return nil, fail(err)
+		}
+		fp.data = append(head, rest...)
+		putBodyBuf(rest)
+		budget -= int64(len(fp.data))
+		if fp.kind == fileText && fp.filename == "" {
+			switch strings.ToLower(fp.name) {
+			case "purpose":
+				fm.purpose = strings.TrimSpace(string(fp.data))
+			case "_charset_":
+				// RFC 7578 4.6: the default charset of the form's text fields.
+				ascii, ok := readableCharset(string(fp.data))
+				if !ok {
+					return nil, unsupportedCharset(string(fp.data))
+				}
+				fm.ascii = fm.ascii || ascii
+			}
+		}
+		fm.parts = append(fm.parts, fp)
+	}
+	// The epilogue goes upstream too.
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, fail(err)
+	}
+	return fm, nil
+}
+
+// partInfo reads a part's name, file name and media type from its header.
+func partInfo(h textproto.MIMEHeader) (formPart, *failure) {
+	var fp formPart
+	if len(h.Values("Content-Transfer-Encoding")) > 0 {
+		return fp, errTransferEncoding
+	}
+	if len(h.Values("Content-Type")) > 1 || len(h.Values("Content-Disposition")) > 1 {
+		return fp, errAmbiguousPart
+	}
+	if cd := h.Get("Content-Disposition"); cd != "" {
+		_, params, err := mime.ParseMediaType(cd)
+		if err != nil {
+			// A name or file name we cannot read: the part is scanned by
+			// its bytes, whatever it is.
+			params = nil
+		}
+		fp.name, fp.filename = params["name"], params["filename"]
+	}
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return fp, nil // a field (text/plain by RFC 7578), or a file sniffed
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		if strings.Contains(strings.ToLower(ct), "charset") {
+			return fp, unsupportedCharset(ct)
+		}
+		return fp, nil
+	}
+	fp.mediaType = mt
+	if cs, ok := params["charset"]; ok {
+		ascii, ok := readableCharset(cs)
+		if !ok {
+			return fp, unsupportedCharset(cs)
+		}
+		fp.ascii = ascii
+	}
+	return fp, nil
+}
+
+// rebuildForm writes the form of sp again, with the data of the parts in
+// repl (by index) replaced, into out. It keeps the boundary when Go's
+// writer takes it, else it makes a new one; the media type to send is
+// returned either way. Part headers keep their fields and values, in the
+// writer's order; preamble and epilogue are left out.
+func rebuildForm(sp *spool, boundary string, form bodyForm, repl map[int][]byte, out io.Writer) (string, error) {
+	mr := multipart.NewReader(sp.reader(), boundary)
+	mw := multipart.NewWriter(out)
+	if err := mw.SetBoundary(boundary); err != nil {
+		boundary = mw.Boundary()
+	}
+	for i := 0; ; i++ {
+		p, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		w, err := mw.CreatePart(p.Header)
+		if err != nil {
+			return "", err
+		}
+		if b, ok := repl[i]; ok {
+			_, err = io.Copy(w, bytes.NewReader(b))
+		} else {
+			_, err = io.Copy(w, p)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return "", err
+	}
+	params := make(map[string]string, len(form.params))
+	for k, v := range form.params {
+		params[k] = v
+	}
+	params["boundary"] = boundary
+	return mime.FormatMediaType(form.mediaType, params), nil
+}
