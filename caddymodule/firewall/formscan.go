@@ -103,8 +103,11 @@ func (f *Firewall) readFailure(w http.ResponseWriter, r *http.Request, fam strin
 
 // formUnits turns the kept parts of a form into scan units. A file is
 // JSON Lines by its name or type, or as the file of a batch, fine-tuning
-// or evals upload (purpose); other text is one text; a PDF is its
-// extracted text, refused when no extractor reads it.
+// or evals upload (purpose), and then every line must be JSON; other text
+// that is JSON or JSON Lines is read as such, whatever name the part has
+// (so a field name that cannot be read changes nothing); any other text is
+// one text; a PDF is its extracted text, refused when no extractor reads
+// it.
 func formUnits(fm *form, ascii bool) ([]scanUnit, *failure) {
 	var units []scanUnit
 	texts := 0
@@ -125,12 +128,26 @@ func formUnits(fm *form, ascii bool) ([]scanUnit, *failure) {
 				return nil, fe
 			}
 			units = append(units, us...)
-		case p.kind == fileText || p.kind == filePDF:
+		case p.kind == fileText:
+			us, ok, fe := jsonTextUnits(i, name, p.data)
+			if fe != nil {
+				return nil, fe
+			}
+			if ok {
+				units = append(units, us...)
+				break
+			}
 			text, err := extractFile(p.kind, p.data, int64(len(p.data)))
 			if err != nil {
 				return nil, errUnscannableFile
 			}
-			units = append(units, textUnit(i, name, text, len(p.data), p.kind != fileText))
+			units = append(units, textUnit(i, name, text, len(p.data), false))
+		case p.kind == filePDF:
+			text, err := extractFile(p.kind, p.data, int64(len(p.data)))
+			if err != nil {
+				return nil, errUnscannableFile
+			}
+			units = append(units, textUnit(i, name, text, len(p.data), true))
 		}
 		for _, u := range units[before:] {
 			texts += len(u.req.Texts)

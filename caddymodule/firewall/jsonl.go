@@ -85,7 +85,7 @@ func lineUnits(line []byte, prefix string) ([]scanUnit, *failure) {
 		return nil, fe
 	}
 	if len(bodies) == 0 {
-		u, fe := parseUnit("", line, prefix+".")
+		u, fe := parseUnit("", line, prefix)
 		if fe != nil {
 			return nil, fe
 		}
@@ -94,7 +94,7 @@ func lineUnits(line []byte, prefix string) ([]scanUnit, *failure) {
 	}
 	units := make([]scanUnit, 0, len(bodies))
 	for _, sp := range bodies {
-		u, fe := parseUnit(url, line[sp[0]:sp[1]], prefix+".body.")
+		u, fe := parseUnit(url, line[sp[0]:sp[1]], prefix+".body")
 		if fe != nil {
 			return nil, fe
 		}
@@ -148,9 +148,38 @@ func parseUnit(urlPath string, body []byte, prefix string) (scanUnit, *failure) 
 		return scanUnit{}, parseFailure(err)
 	}
 	for i := range req.Texts {
-		req.Texts[i].Path = prefix + req.Texts[i].Path
+		t := &req.Texts[i]
+		switch {
+		case t.Path == "":
+			t.Path = prefix
+		case t.Path[0] == '[':
+			t.Path = prefix + t.Path
+		default:
+			t.Path = prefix + "." + t.Path
+		}
 	}
-	return scanUnit{req: req}, nil
+	return scanUnit{req: req, end: len(body)}, nil
+}
+
+// jsonTextUnits reads a text that is JSON as JSON, so that the scan sees
+// its strings decoded (a \u0049gnore is read as Ignore): a text whose
+// every line is JSON is JSON Lines (a batch line read as such), else a
+// valid JSON document is one unit.
+// ok is false for any other text, which is scanned as it is.
+func jsonTextUnits(part int, name string, data []byte) (units []scanUnit, ok bool, fe *failure) {
+	if !looksJSON(data[:min(len(data), sniffLen)]) {
+		return nil, false, nil
+	}
+	units, fe = jsonlUnits(part, name, data)
+	if fe != errInvalidJSONL {
+		return units, fe == nil, fe
+	}
+	if json.Valid(data) { // JSON across lines
+		u, fe := parseUnit("", data, name)
+		u.part = part
+		return []scanUnit{u}, fe == nil, fe
+	}
+	return nil, false, nil
 }
 
 // parseFailure maps an llmreq.Parse error to the request's refusal.
