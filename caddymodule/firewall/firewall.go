@@ -159,9 +159,10 @@ type Firewall struct {
 
 	// MaxUpload is the largest multipart body accepted, in bytes (larger:
 	// 413). A form streams into memory up to 1 MiB and into a temporary file
-	// past that, to go upstream as it came; only the parts that are scanned
-	// (text fields, text and PDF files) are held in memory, bounded by
-	// max_body together. Default: 536870912 (512 MiB).
+	// (in $TMPDIR, unlinked at once where the system allows it) past that,
+	// to go upstream as it came; only the parts that are scanned (text
+	// fields, text and PDF files) are held in memory, bounded by max_body
+	// together. Default: 536870912 (512 MiB).
 	MaxUpload int64 `json:"max_upload,omitempty"`
 
 	engine   *engine.Engine
