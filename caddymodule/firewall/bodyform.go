@@ -188,9 +188,9 @@ func (f *Firewall) provisionBodyForms() {
 
 func (f *Firewall) validateBodyForms() error {
 	switch f.WebSocket {
-	case "", WebSocketRefuse, WebSocketPass: // "": not provisioned yet
+	case "", WebSocketRefuse, WebSocketPass, WebSocketScan: // "": not provisioned yet
 	default:
-		return fmt.Errorf("websocket: unknown value %q (want refuse or pass)", f.WebSocket)
+		return fmt.Errorf("websocket: unknown value %q (want refuse, pass or scan)", f.WebSocket)
 	}
 	if f.MaxUpload < 0 {
 		return fmt.Errorf("max_upload must not be negative, got %d", f.MaxUpload)

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
 // TestRequestForm: the Content-Type lines decide how a body is read, fail
@@ -183,5 +185,47 @@ func TestHeaderLinesThroughHandler(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json; charset=utf-16")
 	if res := fx.do(t, r); res.rec.Code != 415 || !strings.HasPrefix(res.rec.Body.String(), `{"type":"error"`) {
 		t.Errorf("anthropic charset refusal: %d %s", res.rec.Code, res.rec.Body)
+	}
+}
+
+// TestBodyFormOptions: the websocket and max_upload options, from the
+// Caddyfile and from JSON.
+func TestBodyFormOptions(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want: an error, or "" for none
+		ws       string
+		upload   int64
+	}{
+		{"prompt_firewall {\n websocket scan\n max_upload 1MiB\n}", "", "scan", 1 << 20},
+		{"prompt_firewall {\n websocket pass\n}", "", "pass", 0},
+		{"prompt_firewall {\n websocket refuse\n}", "", "refuse", 0},
+		{"prompt_firewall {\n websocket allow\n}", "websocket: unknown value 'allow'", "", 0},
+		{"prompt_firewall {\n websocket\n}", "wrong argument count", "", 0},
+		{"prompt_firewall {\n max_upload lots\n}", "max_upload: want a size", "", 0},
+		{"prompt_firewall {\n max_upload 0\n}", "max_upload: want a size", "", 0},
+	} {
+		var f Firewall
+		err := f.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.in))
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || f.WebSocket != tc.ws || f.MaxUpload != tc.upload {
+			t.Errorf("%q: %v, websocket %q max_upload %d", tc.in, err, f.WebSocket, f.MaxUpload)
+		}
+	}
+	for _, f := range []Firewall{
+		{OnMalicious: "log", OnSuspicious: "log", WebSocket: "Pass"},
+		{OnMalicious: "log", OnSuspicious: "log", MaxUpload: -1},
+	} {
+		if err := f.Validate(); err == nil {
+			t.Errorf("%+v validated", f)
+		}
+	}
+	fx := newFixture(t, &Firewall{})
+	if fx.fw.WebSocket != WebSocketRefuse || fx.fw.MaxUpload != DefaultMaxUpload {
+		t.Errorf("defaults: websocket %q, max_upload %d", fx.fw.WebSocket, fx.fw.MaxUpload)
 	}
 }

@@ -34,7 +34,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    roles         <role...>|all
 //	    max_body      <size>
 //	    safe_cache    <entries>|off
-//	    websocket     refuse|pass
+//	    websocket     refuse|pass|scan
 //	    max_upload    <size>
 //	}
 //
@@ -44,7 +44,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // tool, function, system, developer, assistant; all is every one);
 // max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
 // safe_cache to 65536 entries (off: scan every text of every request);
-// websocket to refuse (pass: WebSocket upgrades go on unscanned);
+// websocket to refuse (pass: WebSocket upgrades go on unscanned; scan:
+// the client's messages are scanned, a blocked one closes the connection);
 // max_upload, the largest multipart body, to 512MiB.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
@@ -118,8 +119,10 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&f.WebSocket) {
 				return d.ArgErr()
 			}
-			if f.WebSocket != WebSocketRefuse && f.WebSocket != WebSocketPass {
-				return d.Errf("websocket: unknown value '%s' (want refuse or pass)", f.WebSocket)
+			switch f.WebSocket {
+			case WebSocketRefuse, WebSocketPass, WebSocketScan:
+			default:
+				return d.Errf("websocket: unknown value '%s' (want refuse, pass or scan)", f.WebSocket)
 			}
 		case "max_upload":
 			var s string

@@ -18,7 +18,8 @@
 //     (rawbody.go). Disagreeing Content-Type lines are refused with 400, a
 //     charset other than UTF-8 or US-ASCII with 415 (bodyform.go).
 //   - WebSocket upgrades are refused with 403 unless the websocket option
-//     passes them; other upgrades and CONNECT tunnels always are.
+//     passes them or scans the client's messages (wsscan.go); other
+//     upgrades and CONNECT tunnels always are.
 //   - Content-Encoding gzip (x-gzip), deflate (zlib or raw), br and zstd
 //     are decoded, stacked codings too; max_body bounds the body as sent and
 //     again after each decoding. A blocked or sanitized body is never
@@ -151,10 +152,14 @@ type Firewall struct {
 	SafeCache int `json:"safe_cache,omitempty"`
 
 	// WebSocket is what happens to a WebSocket upgrade (OpenAI Realtime,
-	// Gemini Live), whose messages are not scanned: "refuse" (403, code
-	// websocket_not_scanned) or "pass" (forwarded unscanned and unlabelled).
-	// Any other protocol upgrade or CONNECT tunnel is refused whatever this
-	// says. Default: "refuse".
+	// Gemini Live): "refuse" (403, code websocket_not_scanned), "pass"
+	// (forwarded unscanned and unlabelled), or "scan": every message the
+	// client sends is held until it is whole and scanned (JSON as a request,
+	// other text as one text, each at most max_body bytes); one whose
+	// verdict's action is block or sanitize (frames are not rewritten)
+	// closes the connection, and so does a frame that cannot be read. The
+	// upstream is offered no compression then. Any other protocol upgrade or
+	// CONNECT tunnel is refused whatever this says. Default: "refuse".
 	WebSocket string `json:"websocket,omitempty"`
 
 	// MaxUpload is the largest multipart body accepted, in bytes (larger:
@@ -296,7 +301,8 @@ func (f *Firewall) scans(role string) bool {
 func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// A client must not be able to forge the verdict the upstream sees.
 	scrubClientHeaders(r)
-	if fe := f.upgradeRefusal(r); fe != nil {
+	w, fe := f.upgrade(w, r)
+	if fe != nil {
 		return f.refuse(w, r, familyFromRequest(r), fe)
 	}
 

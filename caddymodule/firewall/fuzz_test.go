@@ -132,3 +132,20 @@ func FuzzServeForms(f *testing.F) {
 		fx.fw.ServeHTTP(httptest.NewRecorder(), withVars(req), next)
 	})
 }
+
+// FuzzWSScanner: whatever a client sends over a WebSocket, the scanner
+// never panics and hands on no byte it was not sent.
+// go test -fuzz FuzzWSScanner -fuzztime 1m ./caddymodule/firewall/
+func FuzzWSScanner(f *testing.F) {
+	f.Add(wsFrame(true, wsText, realtimeItem("hi")))
+	f.Add(append(wsFrame(false, wsText, `{"a":`), wsFrame(true, wsContinuation, `"b"}`)...))
+	f.Add(wsFrame(true, 0x9, "p"))
+	fx := newFixture(f, &Firewall{MaxBody: 1 << 12})
+	r := httptest.NewRequest("GET", "/v1/realtime", nil)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, _ := io.ReadAll(newWSScanner(bytes.NewReader(in), fx.fw, r))
+		if len(out) > len(in) {
+			t.Fatalf("handed on %d bytes of %d", len(out), len(in))
+		}
+	})
+}

@@ -53,18 +53,22 @@ func hasToken(tokens []string, want string) bool {
 	return false
 }
 
-// upgradeRefusal is the failure of a protocol switch the configuration does
-// not let through, or nil. A WebSocket passes only with `websocket pass`;
-// any other upgrade or tunnel is refused whatever the option.
-func (f *Firewall) upgradeRefusal(r *http.Request) *failure {
+// upgrade handles a protocol switch: it returns the failure of one the
+// configuration does not let through, or the ResponseWriter to go on with
+// (with `websocket scan`, one that reads the client's messages through a
+// scanner). A WebSocket passes only with `websocket pass` or `scan`; any
+// other upgrade or tunnel is refused whatever the option.
+func (f *Firewall) upgrade(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *failure) {
 	sw, ws := protocolSwitch(r)
 	switch {
 	case !sw:
-		return nil
+		return w, nil
 	case !ws:
-		return errUpgrade
+		return w, errUpgrade
 	case f.WebSocket == WebSocketPass:
-		return nil
+		return w, nil
+	case f.WebSocket == WebSocketScan:
+		return f.scanWebSocket(w, r), nil
 	}
-	return errWebSocket
+	return w, errWebSocket
 }
