@@ -35,6 +35,7 @@ type formPart struct {
 	filename  string
 	mediaType string
 	kind      fileKind
+	field     bool // a disposition without a file name: a text field
 	data      []byte
 	ascii     bool // charset us-ascii
 }
@@ -110,6 +111,11 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		if fp.kind, fe = kindOf(fp.mediaType, fp.filename, head); fe != nil {
 			return nil, fe
 		}
+		if fp.field {
+			// Servers (Starlette, busboy, Go's) read a part without a file
+			// name as a string, whatever its type or bytes say.
+			fp.kind = fileText
+		}
 		if fp.kind != fileText && fp.kind != filePDF {
 			if _, err := io.Copy(io.Discard, p); err != nil {
 				return nil, fail(err)
@@ -126,7 +132,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		fp.data = append(head, rest...)
 		putBodyBuf(rest)
 		budget -= int64(len(fp.data))
-		if fp.kind == fileText && fp.filename == "" {
+		if fp.field {
 			switch strings.ToLower(fp.name) {
 			case "purpose":
 				fm.purpose = strings.TrimSpace(string(fp.data))
@@ -165,6 +171,7 @@ func partInfo(h textproto.MIMEHeader) (formPart, *failure) {
 			params = nil
 		}
 		fp.name, fp.filename = params["name"], params["filename"]
+		fp.field = fp.filename == ""
 	}
 	ct := h.Get("Content-Type")
 	if ct == "" {

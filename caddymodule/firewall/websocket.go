@@ -25,8 +25,10 @@ var (
 // a WebSocket, the one kind the websocket option can let through.
 func protocolSwitch(r *http.Request) (ok, websocket bool) {
 	if r.Method == http.MethodConnect {
-		// Go's HTTP/2 server hands :protocol over as a header.
-		return true, strings.EqualFold(strings.TrimSpace(r.Header.Get(":protocol")), "websocket")
+		// Go's HTTP/2 server hands :protocol over as a header, quic-go's
+		// HTTP/3 server as r.Proto. Matched exactly, as reverse_proxy does:
+		// any other CONNECT it proxies as a tunnel.
+		return true, r.Header.Get(":protocol") == "websocket" || r.ProtoMajor == 3 && r.Proto == "websocket"
 	}
 	upgrade := headerTokens(r.Header, "Upgrade")
 	if len(upgrade) == 0 || !hasToken(headerTokens(r.Header, "Connection"), "upgrade") {

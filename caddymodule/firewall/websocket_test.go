@@ -26,6 +26,7 @@ func TestProtocolSwitches(t *testing.T) {
 		{"h2c", "GET", [][2]string{{"Connection", "Upgrade, HTTP2-Settings"}, {"Upgrade", "h2c"}}, "upgrade_not_scanned", false},
 		{"websocket and another", "GET", [][2]string{{"Connection", "Upgrade"}, {"Upgrade", "websocket, foo/1"}}, "upgrade_not_scanned", false},
 		{"plain connect tunnel", "CONNECT", nil, "upgrade_not_scanned", false},
+		{"connect of another case", "CONNECT", [][2]string{{":protocol", "WebSocket"}}, "upgrade_not_scanned", false},
 		{"upgrade without connection upgrade", "GET", [][2]string{{"Upgrade", "websocket"}}, "", true},
 		{"plain get", "GET", nil, "", true},
 	} {

@@ -107,18 +107,21 @@ func (s *wsScanner) frame() error {
 	if !control && (n > uint64(s.f.MaxBody) || uint64(len(s.msg))+n > uint64(s.f.MaxBody)) {
 		return errWSProtocol
 	}
-	dst := &s.held
 	if control {
-		dst = &s.out
-	}
-	*dst = append(*dst, hdr[:size]...)
-	at := len(*dst)
-	var err error
-	if *dst, err = appendN(*dst, s.src, n); err != nil {
-		return errWSProtocol
-	}
-	if control {
+		// Handed on only once whole: never a frame the client did not
+		// finish.
+		f, err := appendN(append([]byte(nil), hdr[:size]...), s.src, n)
+		if err != nil {
+			return errWSProtocol
+		}
+		s.out = append(s.out, f...)
 		return nil
+	}
+	s.held = append(s.held, hdr[:size]...)
+	at := len(s.held)
+	var err error
+	if s.held, err = appendN(s.held, s.src, n); err != nil {
+		return errWSProtocol
 	}
 	switch {
 	case op == wsContinuation && s.op == 0, op != wsContinuation && s.op != 0:
