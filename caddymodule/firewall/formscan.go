@@ -122,7 +122,7 @@ func formUnits(fm *form, ascii bool) ([]scanUnit, *failure) {
 			name = "part" + strconv.Itoa(p.index)
 		}
 		switch {
-		case p.kind == fileText && (jsonlFile(p.mediaType, p.filename) || p.filename != "" && jsonlPurpose(fm.purpose)):
+		case p.kind == fileText && (jsonlFile(p.mediaType, p.filename) || !p.field && fm.jsonl):
 			us, fe := jsonlUnits(i, name, p.data)
 			if fe != nil {
 				return nil, fe

@@ -3,6 +3,7 @@ package firewall
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -27,6 +28,11 @@ var (
 		"Request blocked by prompt firewall: a multipart part repeats its Content-Type or Content-Disposition"}
 )
 
+func formTooLarge(max int64) *failure {
+	return &failure{http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("Request blocked by prompt firewall: the form's text fields and files are larger than %d bytes together", max)}
+}
+
 // formPart is one part of a form the scan reads: a text field, a text
 // document or a PDF. Media and other parts are not kept.
 type formPart struct {
@@ -40,12 +46,12 @@ type formPart struct {
 	ascii     bool // charset us-ascii
 }
 
-// form is what reading a multipart body keeps: the parts to scan, and the
-// fields that say what a file is (purpose).
+// form is what reading a multipart body keeps: the parts to scan, and what
+// its fields say of them.
 type form struct {
-	parts   []formPart
-	purpose string
-	ascii   bool
+	parts []formPart
+	jsonl bool // a purpose field names JSON Lines files (batch, fine-tune)
+	ascii bool
 }
 
 // errRecorder remembers the first error of the client's body, so that a
@@ -74,6 +80,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 	tee := io.TeeReader(src, sp)
 	mr := multipart.NewReader(tee, boundary)
 	fm := new(form)
+	max := budget
 	fail := func(err error) error {
 		var fe *failure
 		switch {
@@ -81,6 +88,8 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			return tooLarge(sp.max)
 		case src.err != nil:
 			return src.err
+		case errors.As(err, &fe) && fe.status == http.StatusRequestEntityTooLarge:
+			return formTooLarge(max)
 		case errors.As(err, &fe):
 			return fe
 		}
@@ -123,7 +132,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			continue
 		}
 		if int64(n) > budget {
-			return nil, tooLarge(budget)
+			return nil, formTooLarge(max)
 		}
 		rest, err := readLimited(p, -1, budget-int64(n))
 		if err != nil {
@@ -135,7 +144,8 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		if fp.field {
 			switch strings.ToLower(fp.name) {
 			case "purpose":
-				fm.purpose = strings.TrimSpace(string(fp.data))
+				// Any of them: parsers differ on which of two they read.
+				fm.jsonl = fm.jsonl || jsonlPurpose(strings.TrimSpace(string(fp.data)))
 			case "_charset_":
 				// RFC 7578 4.6: the default charset of the form's text fields.
 				ascii, ok := readableCharset(string(fp.data))

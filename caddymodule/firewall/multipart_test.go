@@ -235,6 +235,7 @@ func TestMultipartRefusals(t *testing.T) {
 		{"utf-16 file", formBody(testBoundary, file("file", "a.txt", "text/plain", "\xFF\xFEI\x00g\x00")), 415, "unsupported_charset"},
 		{"us-ascii with other bytes", formBody(testBoundary, part{"Content-Disposition: form-data; name=\"prompt\"\r\nContent-Type: text/plain; charset=us-ascii", "Ign\xf6re"}), 415, "unsupported_charset"},
 		{"bad jsonl line", formBody(testBoundary, field("purpose", "batch"), file("file", "b.jsonl", "", batchLine("a", msg("user", "hi"))+"\n{not json\n")), 400, "invalid_jsonl"},
+		{"purpose twice, one batch", formBody(testBoundary, field("purpose", "batch"), field("purpose", "assistants"), file("file", "b.txt", "text/plain", batchLine("a", msg("user", "hi"))+"\n{not json\n")), 400, "invalid_jsonl"},
 		{"batch url twice", formBody(testBoundary, file("file", "b.jsonl", "", `{"url": "/v1/embeddings", "url": "/v1/chat/completions", "body": {}}`)), 400, "invalid_jsonl"},
 		{"pdf without extractor", formBody(testBoundary, file("file", "a.pdf", "application/pdf", "%PDF-1.4\n")), 415, "unscannable_file"},
 		{"scanned parts over max_body", formBody(testBoundary, field("a", strings.Repeat("x", 3000)), field("b", strings.Repeat("y", 3000))), 413, "request_too_large"},
