@@ -24,6 +24,8 @@ var (
 		"Request blocked by prompt firewall: the multipart body has too many parts"}
 	errTransferEncoding = &failure{http.StatusBadRequest, "invalid_multipart",
 		"Request blocked by prompt firewall: a multipart part has a Content-Transfer-Encoding (RFC 7578 forbids it in forms)"}
+	errBareLF = &failure{http.StatusBadRequest, "invalid_multipart",
+		"Request blocked by prompt firewall: a multipart delimiter ends a line with LF alone (RFC 2046 wants CRLF)"}
 	errAmbiguousPart = &failure{http.StatusBadRequest, "invalid_multipart",
 		"Request blocked by prompt firewall: a multipart part repeats its Content-Type or Content-Disposition"}
 )
@@ -77,7 +79,8 @@ func (e *errRecorder) Read(p []byte) (int, error) {
 // Content-Disposition, a charset other than UTF-8.
 func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, error) {
 	src := &errRecorder{r: body}
-	tee := io.TeeReader(src, sp)
+	watch := &delimWatch{delim: []byte("\n--" + boundary)}
+	tee := io.TeeReader(src, io.MultiWriter(sp, watch))
 	mr := multipart.NewReader(tee, boundary)
 	fm := new(form)
 	max := budget
@@ -160,6 +163,9 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 	// The epilogue goes upstream too.
 	if _, err := io.Copy(io.Discard, tee); err != nil {
 		return nil, fail(err)
+	}
+	if watch.bare {
+		return nil, errBareLF
 	}
 	return fm, nil
 }
@@ -246,4 +252,44 @@ func rebuildForm(sp *spool, boundary string, form bodyForm, repl map[int][]byte,
 	}
 	params["boundary"] = boundary
 	return mime.FormatMediaType(form.mediaType, params), nil
+}
+
+// delimWatch sees the body go by and notes a delimiter line that a bare LF
+// ends the line before: Go's parser takes it for a delimiter, others take
+// it for content, and the two would split the parts differently.
+type delimWatch struct {
+	delim   []byte // "\n--" + boundary
+	tail    []byte // the last bytes of the previous writes, to match across them
+	off     int64  // the body offset of tail[0]
+	checked int64  // delimiters starting before this offset were checked
+	bare    bool
+}
+
+func (d *delimWatch) Write(p []byte) (int, error) {
+	if d.bare {
+		return len(p), nil
+	}
+	buf := append(d.tail, p...)
+	for i := 0; ; {
+		j := bytes.Index(buf[i:], d.delim)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		i = at + 1
+		if d.off+int64(at) < d.checked {
+			continue
+		}
+		// The tail keeps the byte before any delimiter not checked yet,
+		// but at the body's start, where there is none.
+		if at == 0 || buf[at-1] != '\r' {
+			d.bare = true
+			return len(p), nil
+		}
+		d.checked = d.off + int64(at) + 1
+	}
+	keep := min(len(buf), len(d.delim)+1)
+	d.off += int64(len(buf) - keep)
+	d.tail = append(d.tail[:0], buf[len(buf)-keep:]...)
+	return len(p), nil
 }

@@ -342,3 +342,36 @@ func TestPDFParts(t *testing.T) {
 		}
 	}
 }
+
+// TestDelimWatch: a delimiter after a bare LF is seen however the writes
+// cut the body; CRLF delimiters never are.
+func TestDelimWatch(t *testing.T) {
+	good := formBody(testBoundary, field("a", "x\ny\n--other"), field("b", "z"))
+	bad := strings.Replace(good, "\r\n--"+testBoundary+"\r\nContent-Disposition: form-data; name=\"b\"", "\n--"+testBoundary+"\r\nContent-Disposition: form-data; name=\"b\"", 1)
+	if bad == good {
+		t.Fatal("no bare LF made")
+	}
+	for _, tc := range []struct {
+		body string
+		bare bool
+	}{{good, false}, {bad, true}, {"\n--" + testBoundary, true}} {
+		for cut := 0; cut <= len(tc.body); cut++ {
+			for _, step := range []int{1, 3, len(tc.body) + 1} {
+				d := &delimWatch{delim: []byte("\n--" + testBoundary)}
+				d.Write([]byte(tc.body[:cut]))
+				for rest := tc.body[cut:]; len(rest) > 0; {
+					k := min(step, len(rest))
+					d.Write([]byte(rest[:k]))
+					rest = rest[k:]
+				}
+				if d.bare != tc.bare {
+					t.Fatalf("body %q cut at %d, step %d: bare %v", tc.body, cut, step, d.bare)
+				}
+			}
+		}
+	}
+	fx := newFixture(t, &Firewall{})
+	if res := fx.do(t, postForm("/v1/audio/transcriptions", bad)); res.up.called || res.rec.Code != 400 {
+		t.Errorf("bare LF delimiter: %d", res.rec.Code)
+	}
+}
