@@ -74,9 +74,10 @@ func (e *errRecorder) Read(p []byte) (int, error) {
 // readForm reads a multipart body from body to its end, every byte into
 // sp, and keeps the parts the scan reads, together at most budget bytes.
 // The parser is Go's mime/multipart, raw parts (no transfer decoding);
-// parts it would read one way and another parser another are refused:
-// a Content-Transfer-Encoding, a repeated Content-Type or
-// Content-Disposition, a charset other than UTF-8.
+// what it would read one way and another parser another is refused: a
+// Content-Transfer-Encoding, a repeated Content-Type or
+// Content-Disposition, a charset other than UTF-8, a delimiter after a
+// bare LF.
 func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, error) {
 	src := &errRecorder{r: body}
 	watch := &delimWatch{delim: []byte("\n--" + boundary)}

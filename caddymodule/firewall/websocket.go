@@ -9,6 +9,7 @@ import (
 const (
 	WebSocketRefuse = "refuse"
 	WebSocketPass   = "pass"
+	WebSocketScan   = "scan" // the client's messages are scanned (wsscan.go)
 )
 
 var (

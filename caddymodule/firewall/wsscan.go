@@ -13,10 +13,6 @@ import (
 	"github.com/promptwall/promptwall/llmreq"
 )
 
-// WebSocketScan is the websocket option's value that scans the messages a
-// client sends.
-const WebSocketScan = "scan"
-
 var (
 	errWSBlocked  = errors.New("prompt firewall: a WebSocket message was blocked")
 	errWSProtocol = errors.New("prompt firewall: a WebSocket frame cannot be scanned")
