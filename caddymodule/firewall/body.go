@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -49,31 +48,6 @@ func tooLarge(max int64) *failure {
 func unsupportedEncoding(enc string) *failure {
 	return &failure{http.StatusUnsupportedMediaType, "unsupported_encoding",
 		fmt.Sprintf("Request blocked by prompt firewall: Content-Encoding %q cannot be decoded for scanning (gzip, deflate, zstd and br can)", enc)}
-}
-
-// unscannedMediaType reports whether a body of this Content-Type is passed
-// on without scanning: file uploads and raw media are not message text, and
-// reading a large upload into memory would only cost. Anything else must be
-// JSON; a missing Content-Type is treated as JSON, since several LLM
-// servers parse the body whatever the header says.
-func unscannedMediaType(ct string) bool {
-	if ct == "" || len(ct) >= len("application/json") && asciiEqualFold(ct[:len("application/json")], "application/json") {
-		return false // the common case, without parsing
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		// A header we cannot read is no reason to skip the scan.
-		return false
-	}
-	switch {
-	case strings.HasPrefix(mt, "multipart/"),
-		mt == "application/octet-stream",
-		strings.HasPrefix(mt, "audio/"),
-		strings.HasPrefix(mt, "image/"),
-		strings.HasPrefix(mt, "video/"):
-		return true
-	}
-	return false
 }
 
 // contentCodings splits a Content-Encoding header into its codings in the

@@ -128,36 +128,6 @@ func TestDecodedSizeBounded(t *testing.T) {
 	}
 }
 
-func TestUnscannedMediaType(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"":                                    false,
-		"application/json":                    false,
-		"application/json; charset=utf-8":     false,
-		"text/plain":                          false,
-		"application/x-www-form-urlencoded":   false,
-		"garbage;;;":                          false,
-		"multipart/form-data; boundary=xyz":   true,
-		"Multipart/Form-Data; boundary=xyz":   true,
-		"application/octet-stream":            true,
-		"audio/mpeg":                          true,
-		"image/png":                           true,
-		"video/mp4":                           true,
-		"application/vnd.api+json":            false,
-		"application/x-ndjson":                false,
-		"application/json-patch+json":         false,
-		"text/event-stream; charset=utf-8":    false,
-		"application/octet-stream; foo=bar":   true,
-		"image/svg+xml":                       true,
-		"audio/wav; codecs=1":                 true,
-		"multipart/mixed; boundary=abc; x=1":  true,
-		"application/json; boundary=whatever": false,
-	} {
-		if got := unscannedMediaType(ct); got != want {
-			t.Errorf("unscannedMediaType(%q) = %v, want %v", ct, got, want)
-		}
-	}
-}
-
 // TestReadLimited: exactly max bytes pass and one more is 413, whatever
 // the Content-Length hint says and however the reader splits the bytes.
 func TestReadLimited(t *testing.T) {

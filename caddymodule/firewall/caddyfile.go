@@ -41,6 +41,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    safe_cache    <entries>|off
 //	    rule          <id> block|sanitize|log|off
 //	    category      <name> block|sanitize|log|off
+//	    websocket     refuse|pass|scan
+//	    max_upload    <size>
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
@@ -48,11 +50,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // on_suspicious to sanitize; roles to user tool function (roles are user,
 // tool, function, system, developer, assistant; all is every one);
 // max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
-// safe_cache to 65536 entries (off: scan every text of every request).
-// rule and category, each repeatable, set the action of one rule's or one
-// category's matches (off: no action, still reported); a rule's action
-// overrides its category's, which overrides on_malicious and on_suspicious,
-// and a request takes the strongest action of its matches.
+// safe_cache to 65536 entries (off: scan every text of every request);
+// websocket to refuse (pass: WebSocket upgrades go on unscanned; scan:
+// the client's messages are scanned, a blocked one closes the connection);
+// max_upload, the largest multipart body, to 512MiB. rule and category,
+// each repeatable, set the action of one rule's or one category's matches
+// (off: no action, still reported); a rule's action overrides its
+// category's, which overrides on_malicious and on_suspicious, and a
+// request takes the strongest action of its matches.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -141,6 +146,25 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s %s: given twice", what, name)
 			}
 			(*m)[name] = action
+		case "websocket":
+			if !d.AllArgs(&f.WebSocket) {
+				return d.ArgErr()
+			}
+			switch f.WebSocket {
+			case WebSocketRefuse, WebSocketPass, WebSocketScan:
+			default:
+				return d.Errf("websocket: unknown value '%s' (want refuse, pass or scan)", f.WebSocket)
+			}
+		case "max_upload":
+			var s string
+			if !d.AllArgs(&s) {
+				return d.ArgErr()
+			}
+			size, err := humanize.ParseBytes(s)
+			if err != nil || size == 0 || size > 1<<62 {
+				return d.Errf("max_upload: want a size such as 512MiB, got '%s'", s)
+			}
+			f.MaxUpload = int64(size)
 		default:
 			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
 		}

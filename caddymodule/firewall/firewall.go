@@ -5,13 +5,21 @@
 //
 // Choices the design leaves open, made here to fail closed:
 //
-//   - Any request with a body is scanned, whatever its method. Requests
-//     without a body, and bodies of file-upload media types (multipart/*,
-//     application/octet-stream, audio/*, image/*, video/*), pass unscanned,
-//     unbuffered (so max_body does not apply) and unlabelled; a multipart
-//     form's text fields, such as a transcription prompt, are not scanned. Any other body must be JSON,
-//     whatever its Content-Type says: several LLM servers parse JSON
-//     regardless of the header, so a wrong header must not skip the scan.
+//   - Any request with a body is scanned, whatever its method; requests
+//     without a body pass unlabelled. A body is JSON whatever its
+//     Content-Type says (several LLM servers parse JSON regardless of the
+//     header), but for two forms. A multipart form has its text fields,
+//     text files (JSON Lines files request by request) and PDFs scanned,
+//     its media parts passed (multipart.go, formscan.go). A raw upload
+//     (application/octet-stream, application/pdf, audio/*, image/*,
+//     video/*, or Gemini and Ollama upload paths) that looks like JSON is
+//     scanned as JSON; else its bytes decide: text and PDF are scanned,
+//     media and unknown binaries pass unscanned, unbuffered and unlabelled
+//     (rawbody.go). Disagreeing Content-Type lines are refused with 400, a
+//     charset other than UTF-8 or US-ASCII with 415 (bodyform.go).
+//   - WebSocket upgrades are refused with 403 unless the websocket option
+//     passes them or scans the client's messages (wsscan.go); other
+//     upgrades and CONNECT tunnels always are.
 //   - Content-Encoding gzip (x-gzip), deflate (zlib or raw), br and zstd
 //     are decoded, stacked codings too; max_body bounds the body as sent and
 //     again after each decoding. A blocked or sanitized body is never
@@ -24,7 +32,10 @@
 //   - The OpenAI error's param is the path of the first text that has the
 //     request's verdict: the one that decided the action.
 //   - Prompt-Firewall-Rules is omitted when no rule matched; any
-//     Prompt-Firewall-* header a client sends is removed first.
+//     Prompt-Firewall-* header or trailer a client sends is removed first,
+//     and so is its name from the client's Connection and Trailer fields
+//     (a proxy drops the fields Connection names). A rewritten body goes
+//     without the client's body digests (headers.go).
 //   - Metrics count unscanned requests as verdict "none" with action "pass",
 //     and refusals as verdict "none" with action "refuse".
 package firewall
@@ -101,8 +112,8 @@ const (
 // .action.
 //
 // Every request with a body is scanned, whatever its method; requests
-// without one pass unlabelled. Bodies with the media types of file uploads
-// (multipart/*, application/octet-stream, audio/*, image/*, video/*) pass
+// without one pass unlabelled. A multipart form has its text fields and
+// text, JSON Lines and PDF files scanned; raw uploads of media pass
 // unscanned and unbuffered: they are not message text. Every other body
 // must be JSON, else the request is refused with 400: a firewall fails
 // closed.
@@ -156,6 +167,25 @@ type Firewall struct {
 	// the rulebook. Default: none.
 	CategoryActions map[string]string `json:"category_actions,omitempty"`
 
+	// WebSocket is what happens to a WebSocket upgrade (OpenAI Realtime,
+	// Gemini Live): "refuse" (403, code websocket_not_scanned), "pass"
+	// (forwarded unscanned and unlabelled), or "scan": every message the
+	// client sends is held until it is whole and scanned (JSON as a request,
+	// other text as one text, each at most max_body bytes); one whose
+	// verdict's action is block or sanitize (frames are not rewritten)
+	// closes the connection, and so does a frame that cannot be read. The
+	// upstream is offered no compression then. Any other protocol upgrade or
+	// CONNECT tunnel is refused whatever this says. Default: "refuse".
+	WebSocket string `json:"websocket,omitempty"`
+
+	// MaxUpload is the largest multipart body accepted, in bytes (larger:
+	// 413). A form streams into memory up to 1 MiB and into a temporary file
+	// (in $TMPDIR, unlinked at once where the system allows it) past that,
+	// to go upstream as it came; only the parts that are scanned (text
+	// fields, text and PDF files) are held in memory, bounded by max_body
+	// together. Default: 536870912 (512 MiB).
+	MaxUpload int64 `json:"max_upload,omitempty"`
+
 	engine   *engine.Engine
 	policy   *policy
 	handle   *enginepool.Handle
@@ -202,6 +232,7 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	if f.SafeCache == 0 {
 		f.SafeCache = DefaultSafeCache
 	}
+	f.provisionBodyForms()
 	// Per handler and config: a reload may change the rulebook, and with
 	// it what is safe.
 	f.cache = nil
@@ -250,6 +281,9 @@ func (f *Firewall) Validate() error {
 	if f.MaxBody < 0 {
 		return fmt.Errorf("max_body must not be negative, got %d", f.MaxBody)
 	}
+	if err := f.validateBodyForms(); err != nil {
+		return err
+	}
 	if f.SafeCache < -1 || f.SafeCache > maxSafeCache {
 		return fmt.Errorf("safe_cache must be -1 (off) or up to %d entries, got %d", maxSafeCache, f.SafeCache)
 	}
@@ -287,19 +321,29 @@ func (f *Firewall) scans(role string) bool {
 // the client as it comes.
 func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// A client must not be able to forge the verdict the upstream sees.
-	// Header names are case-insensitive on the wire, whatever case the map
-	// holds them in.
-	for k := range r.Header {
-		if len(k) >= len(headerPrefix) && asciiEqualFold(k[:len(headerPrefix)], headerPrefix) {
-			delete(r.Header, k)
-		}
+	scrubClientHeaders(r)
+	w, fe := f.upgrade(w, r)
+	if fe != nil {
+		return f.refuse(w, r, familyFromRequest(r), fe)
 	}
 
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || unscannedMediaType(r.Header.Get("Content-Type")) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return f.pass(w, r, next)
 	}
 
 	fam := familyFromRequest(r)
+	form, fe := requestForm(r)
+	if fe != nil {
+		return f.refuse(w, r, fam, fe)
+	}
+	switch form.kind {
+	case bodyMultipart:
+		return f.serveMultipart(w, r, next, fam, form)
+	case bodyRaw:
+		if done, err := f.serveRaw(w, r, next, fam, form); done {
+			return err
+		}
+	}
 	if r.ContentLength > f.MaxBody {
 		return f.refuse(w, r, fam, tooLarge(f.MaxBody))
 	}
@@ -325,6 +369,10 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}()
 	if len(raw) == 0 {
 		return f.pass(w, r, next)
+	}
+	scrubTrailers(r) // they came with the body's end
+	if form.ascii && !isASCII(body) {
+		return f.refuse(w, r, fam, errNotASCII)
 	}
 
 	start := time.Now()
@@ -366,6 +414,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		return nil
 	case ActionSanitize:
 		setBody(r, req.Rewrite(repl))
+		dropBodyDigests(r)
 		if decoded {
 			// The upstream gets the decoded, rewritten body as identity.
 			r.Header.Del("Content-Encoding")

@@ -1,0 +1,154 @@
+package firewall
+
+import (
+	"errors"
+	"net/http"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// fileKind is what an uploaded file (a multipart part, or a raw body) is to
+// the scan.
+type fileKind int
+
+const (
+	fileText  fileKind = iota // read as UTF-8 text and scanned
+	filePDF                   // its text extracted, then scanned; never rewritten
+	fileMedia                 // image, audio, video: not text, passes
+	fileOther                 // a document type the firewall cannot read: passes
+)
+
+// sniffLen is how many leading bytes decide a file's kind, as
+// http.DetectContentType reads them.
+const sniffLen = 512
+
+// The file reader: how a file's declared type and name map to a kind, and
+// how a file of a text-bearing kind becomes the text that is scanned.
+// These are the seam where a document-text package plugs in (PDF text
+// extraction above all); the built-in ones read UTF-8 text and no PDF.
+var (
+	classifyFile = builtinClassify
+	extractFile  = builtinExtract
+)
+
+// errNoExtractor is the failure of a file kind no extractor reads: a file
+// the firewall cannot scan is refused.
+var errNoExtractor = errors.New("no text extractor for this kind of file")
+
+var errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
+	"Request blocked by prompt firewall: an uploaded document's text cannot be read for scanning"}
+
+// builtinClassify maps a media type (lower case, without parameters; "" if
+// unknown) and a file name to a kind. Text or PDF by either wins: an
+// upstream may go by the name as well as by the type.
+func builtinClassify(mediaType, filename string) fileKind {
+	ext := strings.ToLower(path.Ext(filename))
+	switch {
+	case textMediaType(mediaType) || textExtensions[ext]:
+		return fileText
+	case mediaType == "application/pdf" || ext == ".pdf":
+		return filePDF
+	case strings.HasPrefix(mediaType, "image/"), strings.HasPrefix(mediaType, "audio/"), strings.HasPrefix(mediaType, "video/"):
+		return fileMedia
+	}
+	return fileOther
+}
+
+// builtinExtract decodes a text file as UTF-8, invalid bytes as U+FFFD (as
+// the JSON texts are); it reads no other kind.
+func builtinExtract(kind fileKind, data []byte, _ int64) (string, error) {
+	if kind != fileText {
+		return "", errNoExtractor
+	}
+	if utf8.Valid(data) {
+		return string(data), nil
+	}
+	return strings.ToValidUTF8(string(data), "\uFFFD"), nil
+}
+
+// textMediaType reports whether mt is a text format a model reads as text:
+// text/*, JSON and JSON Lines, XML, YAML, and the like.
+func textMediaType(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"),
+		jsonlMediaType(mt):
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/yaml", "application/x-yaml",
+		"application/javascript", "application/x-javascript", "application/typescript",
+		"application/x-sh", "application/sql", "application/toml", "application/x-tex",
+		"application/rtf", "application/csv":
+		return true
+	}
+	return false
+}
+
+// jsonlMediaType reports whether mt names JSON Lines (NDJSON).
+func jsonlMediaType(mt string) bool {
+	switch mt {
+	case "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines",
+		"application/ndjson", "application/x-ndjson", "text/jsonl", "text/x-ndjson":
+		return true
+	}
+	return false
+}
+
+// textExtensions are names of text files; the list is the document and
+// code formats the providers' file tools read as text.
+var textExtensions = map[string]bool{
+	".txt": true, ".text": true, ".md": true, ".markdown": true, ".mdx": true, ".rst": true,
+	".json": true, ".jsonl": true, ".ndjson": true, ".csv": true, ".tsv": true,
+	".html": true, ".htm": true, ".xml": true, ".svg": true, ".yaml": true, ".yml": true, ".toml": true,
+	".ini": true, ".cfg": true, ".conf": true, ".log": true, ".tex": true, ".rtf": true, ".srt": true, ".vtt": true,
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".cs": true, ".go": true, ".java": true,
+	".js": true, ".mjs": true, ".ts": true, ".tsx": true, ".jsx": true, ".py": true, ".rb": true, ".php": true,
+	".rs": true, ".kt": true, ".swift": true, ".scala": true, ".sh": true, ".bash": true, ".ps1": true,
+	".sql": true, ".css": true, ".vue": true, ".lua": true, ".pl": true, ".r": true, ".m": true, ".ipynb": true,
+}
+
+// jsonlFile reports whether a text file is JSON Lines by its name or type.
+func jsonlFile(mediaType, filename string) bool {
+	ext := strings.ToLower(path.Ext(filename))
+	return jsonlMediaType(mediaType) || ext == ".jsonl" || ext == ".ndjson"
+}
+
+// kindOf decides a file's kind from its declared type and name, then from
+// its first bytes: a file declared as media or of an unknown type, whose
+// bytes are text or a PDF, is scanned as what it is. Text in UTF-16 or
+// UTF-32 (a byte order mark) is refused: the scan reads UTF-8.
+func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
+	if bomCharset(head) != "" {
+		return 0, unsupportedCharset(bomCharset(head))
+	}
+	k := classifyFile(mediaType, filename)
+	if k == fileText || k == filePDF {
+		return k, nil
+	}
+	sniffed := http.DetectContentType(head)
+	switch {
+	case sniffed == "application/pdf":
+		return filePDF, nil
+	case strings.HasPrefix(sniffed, "text/"):
+		return fileText, nil
+	}
+	return k, nil
+}
+
+// bomCharset names the UTF-16 or UTF-32 byte order mark b starts with, or
+// is "".
+func bomCharset(b []byte) string {
+	switch {
+	case len(b) >= 4 && string(b[:4]) == "\x00\x00\xFE\xFF":
+		return "utf-32be"
+	case len(b) >= 4 && string(b[:4]) == "\xFF\xFE\x00\x00":
+		return "utf-32le"
+	case len(b) >= 2 && string(b[:2]) == "\xFE\xFF":
+		return "utf-16be"
+	case len(b) >= 2 && string(b[:2]) == "\xFF\xFE":
+		return "utf-16le"
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+package firewall
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// joinedBody is a body of which the first bytes were read already.
+type joinedBody struct {
+	io.Reader
+	io.Closer
+}
+
+// serveRaw handles a body sent as a raw upload (requestForm). A body that
+// looks like JSON is not one: serveRaw puts it back together in r.Body and
+// reports done false, and ServeHTTP scans it as JSON. Otherwise its first
+// bytes and declared type decide (kindOf): media and documents the
+// firewall cannot read pass unscanned and unbuffered, so max_body does not
+// apply; text is scanned as one text of role user, and a PDF as its
+// extracted text (refused when nothing extracts it), both bounded by
+// max_body. A body with a Content-Encoding is decoded first, in memory.
+func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fam string, bf bodyForm) (done bool, err error) {
+	var data, original []byte // the decoded body, and the bytes as sent
+	var head []byte
+	if enc := r.Header.Get("Content-Encoding"); enc != "" {
+		if r.ContentLength > f.MaxBody {
+			return true, f.refuse(w, r, fam, tooLarge(f.MaxBody))
+		}
+		raw, body, _, err := readBody(r.Body, r.ContentLength, enc, f.MaxBody)
+		if err != nil {
+			return true, f.readFailure(w, r, fam, err)
+		}
+		if looksJSON(body[:min(len(body), sniffLen)]) {
+			r.Body = readCloser{bytes.NewReader(raw)}
+			return false, nil
+		}
+		data, original, head = body, raw, body[:min(len(body), sniffLen)]
+	} else {
+		buf := make([]byte, sniffLen)
+		n, err := io.ReadFull(r.Body, buf)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return true, caddyhttp.Error(http.StatusBadRequest, err)
+		}
+		head = buf[:n]
+		r.Body = joinedBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+		if looksJSON(head) {
+			return false, nil
+		}
+	}
+	kind, fe := kindOf(bf.mediaType, "", head)
+	if fe != nil {
+		return true, f.refuse(w, r, fam, fe)
+	}
+	if kind != fileText && kind != filePDF {
+		if original != nil {
+			setBody(r, original)
+		} else {
+			r.Body = trailerScrub{r.Body, r}
+		}
+		return true, f.pass(w, r, next)
+	}
+	if data == nil {
+		if r.ContentLength > f.MaxBody {
+			return true, f.refuse(w, r, fam, tooLarge(f.MaxBody))
+		}
+		if data, err = readLimited(r.Body, r.ContentLength, f.MaxBody); err != nil {
+			return true, f.readFailure(w, r, fam, err)
+		}
+		original = data
+	}
+	scrubTrailers(r)
+	if bf.ascii && !isASCII(data) {
+		return true, f.refuse(w, r, fam, errNotASCII)
+	}
+	text, err := extractFile(kind, data, int64(len(data)))
+	if err != nil {
+		return true, f.refuse(w, r, fam, errUnscannableFile)
+	}
+	units := []scanUnit{textUnit(0, "body", text, len(data), kind != fileText)}
+	out, action := f.judge(r, units)
+	switch action {
+	case ActionBlock:
+		writeBlock(w, fam, out)
+		return true, nil
+	case ActionSanitize:
+		setBody(r, unitReplacement(&units[0]))
+		r.Header.Del("Content-Encoding")
+		dropBodyDigests(r)
+		return true, next.ServeHTTP(w, r)
+	}
+	setBody(r, original)
+	return true, next.ServeHTTP(w, r)
+}
