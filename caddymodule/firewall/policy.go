@@ -124,7 +124,7 @@ func (p *policy) sanitized(e *engine.Engine, text string, res *engine.Result) st
 		}
 	}
 	b := res.Sanitized
-	if !all {
+	if !all || b == nil {
 		b = e.Sanitize(unsafe.Slice(unsafe.StringData(text), len(text)), keep)
 	}
 	// The bytes are the result's, or new: nothing writes them (see

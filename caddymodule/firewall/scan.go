@@ -1,8 +1,10 @@
 package firewall
 
 import (
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -13,7 +15,7 @@ import (
 
 // flagged is one scanned text that matched at least one rule.
 type flagged struct {
-	index int    // in Request.Texts, the key Rewrite takes
+	index int    // in Request.Texts, the key Rewrite takes; -1 for a joined text
 	path  string // JSON path, e.g. messages[2].content
 	role  string
 	res   engine.Result
@@ -25,7 +27,8 @@ type outcome struct {
 	verdict    engine.Verdict // the worst of its texts'
 	act        action         // the strongest of its texts' actions
 	blockedAt  string         // the path of the text that decided a block
-	flagged    []flagged      // in text order
+	flagged    []flagged      // in text order, then the joined texts
+	pieces     []piece        // of the joined texts' matches (joined.go)
 	rules      []string       // distinct rule ids, in order of first match
 	categories []string       // distinct categories, in order of first match
 	cached     int            // texts found in the safe-text cache
@@ -33,7 +36,8 @@ type outcome struct {
 }
 
 // scan runs the engine over every text whose role is scanned, but those
-// the safe-text cache holds for client.
+// the safe-text cache holds for client, and over the text parts of each
+// message joined.
 func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 	o := &outcome{verdict: engine.Safe}
 	for i := range req.Texts {
@@ -41,38 +45,48 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		if !f.scans(t.Role) {
 			continue
 		}
-		cacheable := f.cache != nil && t.Value != ""
-		var p probe
-		if cacheable {
-			var hit bool
-			if p, hit = f.cache.lookup(client, t.Value); hit {
-				o.cached++
-				continue
-			}
-		}
-		res := f.engine.ScanString(t.Value)
-		o.bytes += len(t.Value)
-		if len(res.Matches) == 0 {
-			if cacheable {
-				f.cache.remember(&p, client, t.Value)
-			}
-			continue
-		}
-		if res.Verdict.Rank() > o.verdict.Rank() {
-			o.verdict = res.Verdict
-		}
-		act := f.policy.strongest(res.Matches)
-		if act == doBlock && o.act < doBlock {
-			o.blockedAt = t.Path
-		}
-		o.act = max(o.act, act)
-		o.flagged = append(o.flagged, flagged{index: i, path: t.Path, role: t.Role, res: res, act: act})
-		for _, m := range res.Matches {
-			o.rules = appendNew(o.rules, m.Rule)
-			o.categories = appendNew(o.categories, m.Category)
+		if res, hit := f.scanCached(t.Value, client, o); !hit && len(res.Matches) > 0 {
+			f.record(o, flagged{index: i, path: t.Path, role: t.Role, res: res})
 		}
 	}
+	f.scanJoined(req, o, client)
 	return o
+}
+
+// scanCached scans text unless the safe-text cache holds it for client
+// (hit), and remembers it when the scan found nothing.
+func (f *Firewall) scanCached(text string, client uint64, o *outcome) (res engine.Result, hit bool) {
+	cacheable := f.cache != nil && text != ""
+	var p probe
+	if cacheable {
+		if p, hit = f.cache.lookup(client, text); hit {
+			o.cached++
+			return res, true
+		}
+	}
+	res = f.engine.ScanString(text)
+	o.bytes += len(text)
+	if len(res.Matches) == 0 && cacheable {
+		f.cache.remember(&p, client, text)
+	}
+	return res, false
+}
+
+// record adds a flagged text to o: its verdict, action and rules.
+func (f *Firewall) record(o *outcome, fl flagged) {
+	if fl.res.Verdict.Rank() > o.verdict.Rank() {
+		o.verdict = fl.res.Verdict
+	}
+	fl.act = f.policy.strongest(fl.res.Matches)
+	if fl.act == doBlock && o.act < doBlock {
+		o.blockedAt = fl.path
+	}
+	o.act = max(o.act, fl.act)
+	o.flagged = append(o.flagged, fl)
+	for _, m := range fl.res.Matches {
+		o.rules = appendNew(o.rules, m.Rule)
+		o.categories = appendNew(o.categories, m.Category)
+	}
 }
 
 // appendNew appends s unless list has it; lists here are a few items long.
@@ -89,38 +103,61 @@ func appendNew(list []string, s string) []string {
 // which a match still acts blocks the request instead.
 const maxSanitizeRounds = 3
 
-// sanitize returns the sanitized copies of the flagged texts whose matches
-// act, for Rewrite, and the request's action: sanitize, or block when a
-// copy cannot be made clean. Each copy is scanned again, since replacing a
-// span can join the text around it into a new match ("ignore all ignore
-// all previous instructions previous instructions"): a copy that would be
-// blocked blocks the request; one that would be sanitized is sanitized
-// again, up to maxSanitizeRounds.
-//
-// The strings share the results' bytes, which no one writes (Result.Sanitized
-// is read-only by its contract, and nothing here keeps it past the request):
-// a copy would cost as much as the document again.
+// sanitize returns the sanitized copies of the texts in which a match
+// acts (sanitize or block), for Rewrite, and the request's action:
+// sanitize, or block when a copy cannot be made clean. A text's copy
+// replaces its own acting matches and the acting pieces of joined matches
+// that fall in it. Each copy is scanned again, since replacing a span can
+// join the text around it into a new match: a copy that would be blocked
+// blocks the request; one that would be sanitized is sanitized again, up
+// to maxSanitizeRounds. Each message's parts are scanned joined again
+// too, as sanitized; a match that still acts there blocks.
 func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, action) {
 	repl := make(map[int]string, len(o.flagged))
+	paths := make(map[int]string, len(o.flagged))
+	acting := map[int][]engine.Match{}
+	own := map[int]*engine.Result{}
 	for i := range o.flagged {
-		fl := &o.flagged[i]
-		if fl.act < doSanitize {
-			continue
+		if fl := &o.flagged[i]; fl.index >= 0 && fl.act >= doSanitize {
+			own[fl.index], paths[fl.index] = &fl.res, fl.path
 		}
-		text, res := req.Texts[fl.index].Value, fl.res
+	}
+	for _, p := range o.pieces {
+		if f.policy.of(&p.m) >= doSanitize {
+			acting[p.index] = append(acting[p.index], p.m)
+			paths[p.index] = req.Texts[p.index].Path
+		}
+	}
+	for _, i := range slices.Sorted(maps.Keys(paths)) {
+		path, text := paths[i], req.Texts[i].Value
+		res := own[i]
+		if ps := acting[i]; len(ps) > 0 {
+			// The text's own matches and the pieces, as one result.
+			all := engine.Result{}
+			if res != nil {
+				all.Matches = append(all.Matches, res.Matches...)
+			}
+			all.Matches = append(all.Matches, ps...)
+			res = &all
+		}
 		for round := 1; ; round++ {
-			text = f.policy.sanitized(f.engine, text, &res)
-			res = f.engine.ScanString(text)
-			act := f.policy.strongest(res.Matches)
+			text = f.policy.sanitized(f.engine, text, res)
+			next := f.engine.ScanString(text)
+			act := f.policy.strongest(next.Matches)
 			if act < doSanitize {
 				break
 			}
 			if act == doBlock || round == maxSanitizeRounds {
-				o.blockedAt = fl.path
+				o.blockedAt = path
 				return nil, doBlock
 			}
+			res = &next
 		}
-		repl[fl.index] = text
+		repl[i] = text
+	}
+	if path, dirty := f.rescanJoined(req, repl); dirty {
+		o.blockedAt = path
+		return nil, doBlock
 	}
 	return repl, doSanitize
 }
@@ -168,6 +205,10 @@ func (ft flaggedTexts) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 
 func (fl *flagged) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("path", fl.path)
+	if fl.index < 0 {
+		// The message's text parts joined: path is the first part's.
+		enc.AddBool("joined", true)
+	}
 	enc.AddString("role", fl.role)
 	enc.AddString("verdict", string(fl.res.Verdict))
 	return enc.AddArray("spans", spans(fl.res.Matches))
