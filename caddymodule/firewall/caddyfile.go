@@ -39,6 +39,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    roles         <role...>|all
 //	    max_body      <size>
 //	    safe_cache    <entries>|off
+//	    unscannable_files pass|refuse
+//	    token_ids     refuse|pass
 //	    rule          <id> block|sanitize|log|off
 //	    category      <name> block|sanitize|log|off
 //	    websocket     refuse|pass|scan
@@ -53,7 +55,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // safe_cache to 65536 entries (off: scan every text of every request);
 // websocket to refuse (pass: WebSocket upgrades go on unscanned; scan:
 // the client's messages are scanned, a blocked one closes the connection);
-// max_upload, the largest multipart body, to 512MiB. rule and category,
+// max_upload, the largest multipart body, to 512MiB; unscannable_files
+// (documents of types no reader knows, files the provider fetches) to pass,
+// counted in the Prompt-Firewall-Unscanned header; token_ids (prompts
+// given as token ids) to refuse. rule and category,
 // each repeatable, set the action of one rule's or one category's matches
 // (off: no action, still reported); a rule's action overrides its
 // category's, which overrides on_malicious and on_suspicious, and a
@@ -126,6 +131,20 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("safe_cache: want a number of entries from 1 to %d, or off; got '%s'", maxSafeCache, s)
 			}
 			f.SafeCache = n
+		case "unscannable_files", "token_ids":
+			name := d.Val()
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			if v != UnscannedPass && v != UnscannedRefuse {
+				return d.Errf("%s: unknown value '%s' (want pass or refuse)", name, v)
+			}
+			if name == "token_ids" {
+				f.TokenIDs = v
+			} else {
+				f.UnscannableFiles = v
+			}
 		case "rule", "category":
 			what := d.Val()
 			var name, action string

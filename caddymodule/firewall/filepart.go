@@ -1,11 +1,11 @@
 package firewall
 
 import (
-	"errors"
 	"net/http"
 	"path"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/promptwall/promptwall/filetext"
 )
 
 // fileKind is what an uploaded file (a multipart part, or a raw body) is to
@@ -24,67 +24,29 @@ const (
 const sniffLen = 512
 
 // The file reader: how a file's declared type and name map to a kind, and
-// how a file of a text-bearing kind becomes the text that is scanned.
-// These are the seam where a document-text package plugs in (PDF text
-// extraction above all); the built-in ones read UTF-8 text and no PDF.
+// how a file of a text-bearing kind becomes the text that is scanned
+// (package filetext: PDF text extraction, charsets). Variables, so that a
+// test can stand in for the extractor.
 var (
-	classifyFile = builtinClassify
-	extractFile  = builtinExtract
+	classifyFile = func(mediaType, filename string) fileKind { return kindOfFiletext[filetext.Classify(mediaType, filename)] }
+	extractFile  = func(kind fileKind, data []byte, max int64) (string, error) {
+		k := filetext.Text
+		if kind == filePDF {
+			k = filetext.PDF
+		}
+		// A text's invalid bytes grow threefold as U+FFFD, and a UTF-16
+		// look-alike is read twice: max bounds the file, not the text.
+		return filetext.Extract(k, data, filetext.Limits{MaxText: int(min(4*max+64, 1<<30))})
+	}
 )
 
-// errNoExtractor is the failure of a file kind no extractor reads: a file
-// the firewall cannot scan is refused.
-var errNoExtractor = errors.New("no text extractor for this kind of file")
+// kindOfFiletext maps filetext's kinds to the form reader's.
+var kindOfFiletext = map[filetext.Kind]fileKind{
+	filetext.Text: fileText, filetext.PDF: filePDF, filetext.Media: fileMedia, filetext.Other: fileOther,
+}
 
 var errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
 	"Request blocked by prompt firewall: an uploaded document's text cannot be read for scanning"}
-
-// builtinClassify maps a media type (lower case, without parameters; "" if
-// unknown) and a file name to a kind. Text or PDF by either wins: an
-// upstream may go by the name as well as by the type.
-func builtinClassify(mediaType, filename string) fileKind {
-	ext := strings.ToLower(path.Ext(filename))
-	switch {
-	case textMediaType(mediaType) || textExtensions[ext]:
-		return fileText
-	case mediaType == "application/pdf" || ext == ".pdf":
-		return filePDF
-	case strings.HasPrefix(mediaType, "image/"), strings.HasPrefix(mediaType, "audio/"), strings.HasPrefix(mediaType, "video/"):
-		return fileMedia
-	}
-	return fileOther
-}
-
-// builtinExtract decodes a text file as UTF-8, invalid bytes as U+FFFD (as
-// the JSON texts are); it reads no other kind.
-func builtinExtract(kind fileKind, data []byte, _ int64) (string, error) {
-	if kind != fileText {
-		return "", errNoExtractor
-	}
-	if utf8.Valid(data) {
-		return string(data), nil
-	}
-	return strings.ToValidUTF8(string(data), "\uFFFD"), nil
-}
-
-// textMediaType reports whether mt is a text format a model reads as text:
-// text/*, JSON and JSON Lines, XML, YAML, and the like.
-func textMediaType(mt string) bool {
-	switch {
-	case strings.HasPrefix(mt, "text/"),
-		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"),
-		jsonlMediaType(mt):
-		return true
-	}
-	switch mt {
-	case "application/json", "application/xml", "application/yaml", "application/x-yaml",
-		"application/javascript", "application/x-javascript", "application/typescript",
-		"application/x-sh", "application/sql", "application/toml", "application/x-tex",
-		"application/rtf", "application/csv":
-		return true
-	}
-	return false
-}
 
 // jsonlMediaType reports whether mt names JSON Lines (NDJSON).
 func jsonlMediaType(mt string) bool {

@@ -186,6 +186,25 @@ type Firewall struct {
 	// together. Default: 536870912 (512 MiB).
 	MaxUpload int64 `json:"max_upload,omitempty"`
 
+	// UnscannableFiles is what happens to a request that carries a file
+	// the firewall cannot read: a document of a type other than text and
+	// PDF (an office document, an archive), or one the provider fetches
+	// from a URL. "pass": forwarded, with the header
+	// Prompt-Firewall-Unscanned counting such files (and token-id prompts
+	// let through); "refuse": 415, code unscannable_file. Images, audio
+	// and video are not text and pass. A file that should be readable and
+	// is not (invalid base64, a charset the scan cannot decode, a PDF that
+	// does not open) is refused whatever this says. Default: "pass".
+	UnscannableFiles string `json:"unscannable_files,omitempty"`
+
+	// TokenIDs is what happens to a prompt given as token ids (a legacy
+	// completions prompt of integers, vLLM's prompt_embeds, Ollama's
+	// context), which no scan can read: "refuse" (400, code
+	// token_ids_not_scanned) or "pass" (forwarded, counted in
+	// Prompt-Firewall-Unscanned). Embeddings input given as tokens is not
+	// a prompt and is not counted. Default: "refuse".
+	TokenIDs string `json:"token_ids,omitempty"`
+
 	engine   *engine.Engine
 	policy   *policy
 	handle   *enginepool.Handle
@@ -207,14 +226,15 @@ func (Firewall) CaddyModule() caddy.ModuleInfo {
 
 // allRoleNames are the roles `roles all` scans, besides RoleUnknown.
 var allRoleNames = []string{
-	llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction,
+	llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction, llmreq.RoleToolDefinition,
 	llmreq.RoleSystem, llmreq.RoleDeveloper, llmreq.RoleAssistant,
 }
 
 // defaultRoles are the user-controlled and tool-returned roles: the ones
-// an attacker writes into. System, developer and assistant texts come from
-// the application itself.
-var defaultRoles = []string{llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction}
+// an attacker writes into, and the tool definitions, which agents load
+// from third-party MCP servers. System, developer and assistant texts come
+// from the application itself.
+var defaultRoles = []string{llmreq.RoleUser, llmreq.RoleTool, llmreq.RoleFunction, llmreq.RoleToolDefinition}
 
 // Provision loads the (shared) engine, resolves defaults and registers the
 // metrics.
@@ -233,6 +253,12 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		f.SafeCache = DefaultSafeCache
 	}
 	f.provisionBodyForms()
+	if f.UnscannableFiles == "" {
+		f.UnscannableFiles = UnscannedPass
+	}
+	if f.TokenIDs == "" {
+		f.TokenIDs = UnscannedRefuse
+	}
 	// Per handler and config: a reload may change the rulebook, and with
 	// it what is safe.
 	f.cache = nil
@@ -283,6 +309,11 @@ func (f *Firewall) Validate() error {
 	}
 	if err := f.validateBodyForms(); err != nil {
 		return err
+	}
+	for name, v := range map[string]string{"unscannable_files": f.UnscannableFiles, "token_ids": f.TokenIDs} {
+		if v != "" && v != UnscannedPass && v != UnscannedRefuse {
+			return fmt.Errorf("%s: unknown value %q (want pass or refuse)", name, v)
+		}
 	}
 	if f.SafeCache < -1 || f.SafeCache > maxSafeCache {
 		return fmt.Errorf("safe_cache must be -1 (off) or up to %d entries, got %d", maxSafeCache, f.SafeCache)
@@ -393,6 +424,12 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	out := f.scan(req, client)
 	f.metrics.observeScan(time.Since(start), out)
+	if out.refusal != nil {
+		if req.API != llmreq.Generic {
+			fam = req.API.Family()
+		}
+		return f.refuse(w, r, fam, out.refusal)
+	}
 
 	act, repl := out.act, map[int]string(nil)
 	if act == doSanitize {
@@ -468,6 +505,9 @@ func (f *Firewall) label(r *http.Request, out *outcome, action string) {
 	r.Header[HeaderRulebook] = []string{f.rulesID}
 	if rules != "" {
 		r.Header[HeaderRules] = []string{rules}
+	}
+	if out.unscanned > 0 {
+		r.Header[HeaderUnscanned] = []string{strconv.Itoa(out.unscanned)}
 	}
 	// One lookup of the vars map for the three (SetVar looks it up each
 	// time), and the safe path's values boxed once.

@@ -49,8 +49,10 @@ func (f *Firewall) serveMultipart(w http.ResponseWriter, r *http.Request, next c
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)
 	}
-	out, action := f.judge(r, units)
+	out, action := f.judge(r, units, fm.unscanned)
 	switch action {
+	case actionRefuse:
+		return f.refuse(w, r, fam, out.refusal)
 	case ActionBlock:
 		writeBlock(w, fam, out)
 		return nil
@@ -172,19 +174,29 @@ func jsonlPurpose(p string) bool {
 // ServeHTTP does a JSON one, and returns its outcome and action. A unit
 // whose matches act and that cannot be rewritten (an extracted text) turns
 // sanitize into block, and so does a sanitized copy that is not clean.
-func (f *Firewall) judge(r *http.Request, units []scanUnit) (*outcome, string) {
+// unscanned counts the files that pass unread; with unscannable_files
+// refuse they refuse the request. A refused request (action refuse, the
+// failure in the outcome) is left to the caller to answer.
+func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*outcome, string) {
 	var client uint64
 	if f.cache != nil {
 		client = f.cache.clientKey(r)
 	}
 	start := time.Now()
-	total := &outcome{verdict: engine.Safe}
+	total := &outcome{verdict: engine.Safe, unscanned: unscanned}
+	if unscanned > 0 && f.UnscannableFiles == UnscannedRefuse {
+		total.refusal = errUnscannedFile
+		return total, actionRefuse
+	}
 	for i := range units {
 		u := &units[i]
 		u.out = f.scan(u.req, client)
 		mergeOutcome(total, u.out)
 	}
 	f.metrics.observeScan(time.Since(start), total)
+	if total.refusal != nil {
+		return total, actionRefuse
+	}
 	act := total.act
 	for i := range units {
 		u := &units[i]
@@ -228,6 +240,10 @@ func mergeOutcome(total, o *outcome) {
 	}
 	total.cached += o.cached
 	total.bytes += o.bytes
+	total.unscanned += o.unscanned
+	if total.refusal == nil {
+		total.refusal = o.refusal
+	}
 }
 
 // unitReplacement is the sanitized bytes of a unit judge sanitized.

@@ -26,6 +26,10 @@ type piece struct {
 	m     engine.Match // Start and End in the text's own units
 }
 
+// joinedIndex is the index of a flagged joined text: it is no JSON string
+// of the body; its pieces are.
+const joinedIndex = -1
+
 // group is one message's text parts, by their indexes in Request.Texts.
 type group []int
 
@@ -71,8 +75,8 @@ func join(req *llmreq.Request, g group, sep string) string {
 }
 
 // scanJoined scans each group joined, and adds what matched to o: the
-// verdict and action, the rules, a flagged entry (whose index is -1: it
-// is no text of the body) and the pieces of its matches.
+// verdict and action, the rules, a flagged entry and the pieces of its
+// matches.
 func (f *Firewall) scanJoined(req *llmreq.Request, o *outcome, client uint64) {
 	for _, g := range f.groups(req) {
 		if len(g) < 2 {
@@ -85,7 +89,7 @@ func (f *Firewall) scanJoined(req *llmreq.Request, o *outcome, client uint64) {
 				continue
 			}
 			first := &req.Texts[g[0]]
-			f.record(o, flagged{index: -1, path: first.Path, role: first.Role, res: res})
+			f.record(o, flagged{index: joinedIndex, path: first.Path, role: first.Role, res: res})
 			o.pieces = appendPieces(o.pieces, req, g, sep, res.Matches)
 		}
 	}

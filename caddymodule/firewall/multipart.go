@@ -54,6 +54,9 @@ type form struct {
 	parts []formPart
 	jsonl bool // a purpose field names JSON Lines files (batch, fine-tune)
 	ascii bool
+	// unscanned counts the files of a type no reader knows (fileOther),
+	// which go upstream unread.
+	unscanned int
 }
 
 // errRecorder remembers the first error of the client's body, so that a
@@ -130,6 +133,9 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			fp.kind = fileText
 		}
 		if fp.kind != fileText && fp.kind != filePDF {
+			if fp.kind == fileOther {
+				fm.unscanned++
+			}
 			if _, err := io.Copy(io.Discard, p); err != nil {
 				return nil, fail(err)
 			}

@@ -54,7 +54,13 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 	if fe != nil {
 		return true, f.refuse(w, r, fam, fe)
 	}
+	if kind == fileOther && f.UnscannableFiles == UnscannedRefuse {
+		return true, f.refuse(w, r, fam, errUnscannedFile)
+	}
 	if kind != fileText && kind != filePDF {
+		if kind == fileOther {
+			r.Header[HeaderUnscanned] = []string{"1"}
+		}
 		if original != nil {
 			setBody(r, original)
 		} else {
@@ -80,8 +86,10 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, errUnscannableFile)
 	}
 	units := []scanUnit{textUnit(0, "body", text, len(data), kind != fileText)}
-	out, action := f.judge(r, units)
+	out, action := f.judge(r, units, 0)
 	switch action {
+	case actionRefuse:
+		return true, f.refuse(w, r, fam, out.refusal)
 	case ActionBlock:
 		writeBlock(w, fam, out)
 		return true, nil

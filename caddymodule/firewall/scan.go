@@ -15,7 +15,7 @@ import (
 
 // flagged is one scanned text that matched at least one rule.
 type flagged struct {
-	index int    // in Request.Texts, the key Rewrite takes; -1 for a joined text
+	index int    // in Request.Texts, the key Rewrite takes; or joinedIndex, documentIndex
 	path  string // JSON path, e.g. messages[2].content
 	role  string
 	res   engine.Result
@@ -33,6 +33,8 @@ type outcome struct {
 	categories []string       // distinct categories, in order of first match
 	cached     int            // texts found in the safe-text cache
 	bytes      int            // bytes of text the engine scanned
+	unscanned  int            // files and token-id prompts passed unread (documents.go)
+	refusal    *failure       // set when the request must be refused unscanned
 }
 
 // scan runs the engine over every text whose role is scanned, but those
@@ -50,6 +52,7 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		}
 	}
 	f.scanJoined(req, o, client)
+	f.scanUnreadable(req, o, client)
 	return o
 }
 
@@ -118,7 +121,14 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 	acting := map[int][]engine.Match{}
 	own := map[int]*engine.Result{}
 	for i := range o.flagged {
-		if fl := &o.flagged[i]; fl.index >= 0 && fl.act >= doSanitize {
+		fl := &o.flagged[i]
+		switch {
+		case fl.act < doSanitize:
+		case fl.index == documentIndex:
+			// A document's extracted text cannot be written back.
+			o.blockedAt = fl.path
+			return nil, doBlock
+		case fl.index >= 0:
 			own[fl.index], paths[fl.index] = &fl.res, fl.path
 		}
 	}
@@ -205,9 +215,12 @@ func (ft flaggedTexts) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 
 func (fl *flagged) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("path", fl.path)
-	if fl.index < 0 {
+	switch fl.index {
+	case joinedIndex:
 		// The message's text parts joined: path is the first part's.
 		enc.AddBool("joined", true)
+	case documentIndex:
+		enc.AddBool("document", true)
 	}
 	enc.AddString("role", fl.role)
 	enc.AddString("verdict", string(fl.res.Verdict))

@@ -167,6 +167,9 @@ func (s *wsScanner) blocked() bool {
 		client = s.f.cache.clientKey(s.r)
 	}
 	out := s.f.scan(req, client)
+	if out.refusal != nil {
+		return true // unreadable: closed
+	}
 	act := out.act
 	if act == doSanitize {
 		act = doBlock // frames are not rewritten
