@@ -28,8 +28,10 @@ const sniffLen = 512
 // (package filetext: PDF text extraction, charsets). Variables, so that a
 // test can stand in for the extractor.
 var (
-	classifyFile = func(mediaType, filename string) fileKind { return kindOfFiletext[filetext.Classify(mediaType, filename)] }
-	extractFile  = func(kind fileKind, data []byte, max int64) (string, error) {
+	classifyFile = func(mediaType, filename string) fileKind {
+		return kindOfFiletext[filetext.Classify(mediaType, filename)]
+	}
+	extractFile = func(kind fileKind, data []byte, max int64) (string, error) {
 		k := filetext.Text
 		if kind == filePDF {
 			k = filetext.PDF
