@@ -355,14 +355,14 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	scrubClientHeaders(r)
 	w, fe := f.upgrade(w, r)
 	if fe != nil {
-		return f.refuse(w, r, familyFromRequest(r), fe)
+		return f.refuse(w, r, llmreq.FamilyOf(r.URL.Path, r.Header), fe)
 	}
 
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return f.pass(w, r, next)
 	}
 
-	fam := familyFromRequest(r)
+	fam := llmreq.FamilyOf(r.URL.Path, r.Header)
 	form, fe := requestForm(r)
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)

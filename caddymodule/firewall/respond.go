@@ -5,37 +5,19 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/promptwall/promptwall/llmreq"
 )
 
-// API families, as llmreq.API.Family names them.
+// API families, as llmreq names them.
 const (
-	familyOpenAI    = "openai"
-	familyAnthropic = "anthropic"
-	familyGemini    = "gemini"
-	familyOllama    = "ollama"
+	familyAnthropic = llmreq.FamilyAnthropic
+	familyGemini    = llmreq.FamilyGemini
+	familyOllama    = llmreq.FamilyOllama
 )
 
 // CodePromptInjection is the OpenAI-shape error code of a blocked request.
 const CodePromptInjection = "prompt_injection_detected"
-
-// familyFromRequest guesses the API family from the path and headers, for
-// requests refused before their body could be parsed (the parsed API is
-// used otherwise). Each official SDK then still raises its own error type.
-func familyFromRequest(r *http.Request) string {
-	p := r.URL.Path
-	if r.Header.Get("Anthropic-Version") != "" || strings.HasSuffix(p, "/v1/messages") ||
-		strings.HasSuffix(p, "/v1/messages/count_tokens") || strings.HasSuffix(p, "/v1/complete") {
-		return familyAnthropic
-	}
-	last := p[strings.LastIndexByte(p, '/')+1:]
-	if strings.Contains(p, "/models/") && strings.Contains(last, ":") {
-		return familyGemini
-	}
-	if strings.HasSuffix(p, "/api/chat") || strings.HasSuffix(p, "/api/generate") {
-		return familyOllama
-	}
-	return familyOpenAI
-}
 
 // blockMessage names the rules and categories that matched, never text.
 func blockMessage(o *outcome) string {
@@ -111,8 +93,11 @@ func writeError(w http.ResponseWriter, family string, status int, typ, code, par
 	case familyGemini:
 		var e geminiError
 		e.Error.Code, e.Error.Message, e.Error.Status = status, msg, "INVALID_ARGUMENT"
-		if status == http.StatusRequestEntityTooLarge {
+		switch status {
+		case http.StatusRequestEntityTooLarge:
 			e.Error.Status = "OUT_OF_RANGE"
+		case http.StatusForbidden:
+			e.Error.Status = "PERMISSION_DENIED"
 		}
 		v = e
 	default:
