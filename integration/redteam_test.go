@@ -102,6 +102,7 @@ func TestRedTeam(t *testing.T) {
 		seen[c.name] = true
 		t.Run(c.name, func(t *testing.T) { rt.run(t, c) })
 	}
+	t.Run("OllamaClient", rt.ollamaClient)
 }
 
 // rtControlCases send a benign request through each site: it must arrive

@@ -69,7 +69,14 @@ func (u *recordingLLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxDecoded))
 	u.record(r, body, requestViews(r.Header, body))
-	writeJSON(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}]}`)
+	switch r.URL.Path {
+	case "/api/chat":
+		writeJSON(w, `{"model":"llama3","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"pong"},"done":true}`)
+	case "/api/generate":
+		writeJSON(w, `{"model":"llama3","created_at":"2026-01-01T00:00:00Z","response":"pong","done":true}`)
+	default:
+		writeJSON(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}]}`)
+	}
 }
 
 // serveWebSocket accepts the upgrade as a Realtime or Live server would and
