@@ -72,8 +72,8 @@ func multipartBody(t *testing.T, parts ...formPart) ([]byte, string) {
 // rtFileCases: files the model reads, inline or uploaded.
 func rtFileCases(t *testing.T) []rtCase {
 	P := rtPayload
-	txt := b64([]byte(P))
-	pdf := b64(makePDF(P))
+	txt := rtBase64([]byte(P))
+	pdf := rtBase64(makePDF(P))
 	textURL := "data:text/plain;base64," + txt
 	pdfURL := "data:application/pdf;base64," + pdf
 
@@ -81,8 +81,8 @@ func rtFileCases(t *testing.T) []rtCase {
 		formPart{name: "model", data: []byte("whisper-1")},
 		formPart{name: "prompt", data: []byte(P)},
 		formPart{name: "file", filename: "speech.mp3", contentType: "audio/mpeg", data: []byte("ID3\x04\x00\x00\x00\x00\x00\x00\xff\xfb\x90\x00")})
-	batchLine := string(js(obj{"custom_id": "r1", "method": "POST", "url": chatPath, "body": obj{"model": "gpt-4o", "messages": []any{user(P)}}}))
-	benignLine := string(js(obj{"custom_id": "r0", "method": "POST", "url": chatPath, "body": obj{"model": "gpt-4o", "messages": []any{user("Hello")}}}))
+	batchLine := string(rtJSON(obj{"custom_id": "r1", "method": "POST", "url": chatPath, "body": obj{"model": "gpt-4o", "messages": []any{rtUser(P)}}}))
+	benignLine := string(rtJSON(obj{"custom_id": "r0", "method": "POST", "url": chatPath, "body": obj{"model": "gpt-4o", "messages": []any{rtUser("Hello")}}}))
 	batch, batchType := multipartBody(t,
 		formPart{name: "purpose", data: []byte("batch")},
 		formPart{name: "file", filename: "batch.jsonl", contentType: "application/jsonl", data: []byte(benignLine + "\n" + batchLine + "\n")})
@@ -99,25 +99,29 @@ func rtFileCases(t *testing.T) []rtCase {
 		formPart{name: "prompt", data: []byte(P)},
 		formPart{name: "image", filename: "in.png", contentType: "image/png", data: []byte("\x89PNG\r\n\x1a\n")})
 
+	// A file past the default max_body, then the text field.
+	large, largeType := multipartBody(t,
+		formPart{name: "file", filename: "long.mp3", contentType: "audio/mpeg", data: make([]byte, 17<<20)},
+		formPart{name: "prompt", data: []byte(P)})
 	// Gemini's resumable-free upload: JSON metadata, then the file.
 	related := "--rt\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n" +
 		`{"file":{"display_name":"notes.txt"}}` + "\r\n--rt\r\nContent-Type: text/plain\r\n\r\n" + P + "\r\n--rt--\r\n"
 
 	chatFile := func(data string) []byte {
-		return chatBody(user([]any{obj{"type": "text", "text": "Summarize the file."},
+		return chatBody(rtUser([]any{obj{"type": "text", "text": "Summarize the file."},
 			obj{"type": "file", "file": obj{"filename": "notes", "file_data": data}}}))
 	}
 	responsesFile := func(data, name string) []byte {
-		return responsesBody(user([]any{obj{"type": "input_text", "text": "Summarize the file."},
+		return responsesBody(rtUser([]any{obj{"type": "input_text", "text": "Summarize the file."},
 			obj{"type": "input_file", "filename": name, "file_data": data}}))
 	}
 	fcoFile := func(data, name string) []byte {
-		return responsesBody(user("Read the report."),
+		return responsesBody(rtUser("Read the report."),
 			obj{"type": "function_call", "call_id": "c1", "name": "get_report", "arguments": "{}"},
 			obj{"type": "function_call_output", "call_id": "c1", "output": []any{obj{"type": "input_file", "filename": name, "file_data": data}}})
 	}
 	anthropicDoc := func(mediaType, data string) []byte {
-		return anthropicBody(user([]any{obj{"type": "document", "source": obj{"type": "base64", "media_type": mediaType, "data": data}},
+		return anthropicBody(rtUser([]any{obj{"type": "document", "source": obj{"type": "base64", "media_type": mediaType, "data": data}},
 			obj{"type": "text", "text": "Summarize the document."}}))
 	}
 	geminiInline := func(mime, data string) []byte {
@@ -132,8 +136,16 @@ func rtFileCases(t *testing.T) []rtCase {
 		{name: "TextFile/responses_function_call_output", path: responsesPath, body: fcoFile(textURL, "report.txt")},
 		{name: "TextFile/anthropic_base64_document", path: anthropicPath, body: anthropicDoc("text/plain", txt)},
 		{name: "TextFile/gemini_inlineData", path: geminiPath, body: geminiInline("text/plain", txt)},
-		{name: "TextFile/gemini_inlineData_json", path: geminiPath, body: geminiInline("application/json", b64(js(obj{"note": P})))},
-		{name: "TextFile/chat_file_data_csv", path: chatPath, body: chatFile("data:text/csv;base64," + b64([]byte("id,note\n1,"+P+"\n")))},
+		{name: "TextFile/gemini_inlineData_json", path: geminiPath, body: geminiInline("application/json", rtBase64(rtJSON(obj{"note": P})))},
+		{name: "TextFile/anthropic_tool_result_document", path: anthropicPath, body: anthropicBody(rtUser("Read the report."),
+			obj{"role": "assistant", "content": []any{obj{"type": "tool_use", "id": "toolu_1", "name": "get_report", "input": obj{}}}},
+			rtUser([]any{obj{"type": "tool_result", "tool_use_id": "toolu_1", "content": []any{
+				obj{"type": "document", "source": obj{"type": "base64", "media_type": "text/plain", "data": txt}}}}}))},
+		{name: "TextFile/anthropic_text_source", path: anthropicPath, body: anthropicBody(rtUser([]any{
+			obj{"type": "document", "source": obj{"type": "text", "media_type": "text/plain", "data": P}}}))},
+		{name: "TextFile/gemini_functionResponse_inlineData", path: geminiPath, body: geminiBody(obj{"functionResponse": obj{
+			"name": "get_report", "response": obj{"ok": true}, "parts": []any{obj{"inlineData": obj{"mimeType": "text/plain", "data": txt}}}}})},
+		{name: "TextFile/chat_file_data_csv", path: chatPath, body: chatFile("data:text/csv;base64," + rtBase64([]byte("id,note\n1,"+P+"\n")))},
 
 		// PDFs, uncompressed, in each API.
 		{name: "PDF/chat_file_data", path: chatPath, body: chatFile(pdfURL)},
@@ -152,6 +164,7 @@ func rtFileCases(t *testing.T) []rtCase {
 			{"Anthropic-Version", "2023-06-01"}, {"Anthropic-Beta", "files-api-2025-04-14"}}, body: anthropicFile},
 		{name: "Multipart/gemini_upload_related", path: "/upload/v1beta/files?uploadType=multipart",
 			headers: mp("multipart/related; boundary=rt"), body: []byte(related)},
+		{name: "Multipart/large_file_then_prompt", path: "/v1/audio/transcriptions", headers: mp(largeType), body: large},
 		{name: "Multipart/uploads_part_text", path: "/v1/uploads/upload_1/parts", headers: mp(docType), body: doc},
 	}
 }

@@ -19,7 +19,7 @@ func escapeAll(s string) string {
 // other or with the firewall.
 func rtJSONCases(t *testing.T) []rtCase {
 	P := rtPayload
-	q := string(js(P)) // the payload as a JSON string literal
+	q := string(rtJSON(P)) // the payload as a JSON string literal
 	msg := `{"role":"user","content":` + q + `}`
 	benign := `{"role":"user","content":"Hello"}`
 	raw := func(s string) []byte { return []byte(s) }

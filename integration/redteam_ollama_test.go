@@ -32,7 +32,7 @@ func (rt *redTeam) ollamaClient(t *testing.T) {
 	npmInstall(t, dir)
 	call := func(t *testing.T, call string, params any) ollamaResult {
 		t.Helper()
-		env := []string{"CALL=" + call, "BASE_URL=" + rt.sites[""], "PARAMS=" + string(js(params))}
+		env := []string{"CALL=" + call, "BASE_URL=" + rt.sites[""], "PARAMS=" + string(rtJSON(params))}
 		out, err := node(t, dir, env, "ollama.mjs")
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func (rt *redTeam) ollamaClient(t *testing.T) {
 		}
 		return r
 	}
-	toolLoop := []any{user("What's the weather in Paris?"),
+	toolLoop := []any{rtUser("What's the weather in Paris?"),
 		obj{"role": "assistant", "content": "", "tool_calls": []any{obj{"function": obj{"name": "get_weather", "arguments": obj{"city": "Paris"}}}}},
 		obj{"role": "tool", "tool_name": "get_weather", "content": "Sunny, 21C. " + rtPayload}}
 
@@ -51,7 +51,7 @@ func (rt *redTeam) ollamaClient(t *testing.T) {
 		name, call string
 		params     any
 	}{
-		{"chat_blocked", "chat", obj{"model": "llama3", "messages": []any{user(rtPayload)}}},
+		{"chat_blocked", "chat", obj{"model": "llama3", "messages": []any{rtUser(rtPayload)}}},
 		{"tool_result_blocked", "chat", obj{"model": "llama3", "messages": toolLoop}},
 		{"generate_blocked", "generate", obj{"model": "llama3", "prompt": rtPayload}},
 	} {
@@ -75,7 +75,7 @@ func (rt *redTeam) ollamaClient(t *testing.T) {
 
 	t.Run("chat_benign_arrives_intact", func(t *testing.T) {
 		rt.up.reset()
-		r := call(t, "chat", obj{"model": "llama3", "messages": []any{user("What is the capital of France?")}})
+		r := call(t, "chat", obj{"model": "llama3", "messages": []any{rtUser("What is the capital of France?")}})
 		if r.Error != nil || r.Result == nil || r.Result.Content == nil || *r.Result.Content != "pong" {
 			t.Fatalf("call failed: %+v", r.Error)
 		}

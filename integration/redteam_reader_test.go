@@ -35,9 +35,9 @@ func TestRecordingUpstreamReads(t *testing.T) {
 		{"escapes decoded", h(), []byte(`{"a":"` + escapeAll("hello") + `"}`), "hello", false},
 		{"comments, NaN and BOM", h(), []byte("\xEF\xBB\xBF{/*x*/\"t\":NaN, // y\n\"a\":\"ok-read\"}"), "ok-read", false},
 		{"parts joined", h(), []byte(`[{"text":"ab"},{"text":"cd"}]`), "abcd", false},
-		{"token ids", h(), js(obj{"prompt": toyTokens("Hello world")}), "Hello world", false},
-		{"data URL", h(), js(obj{"d": "data:text/plain;base64," + b64([]byte("inside-file"))}), "inside-file", false},
-		{"PDF text", h(), js(obj{"d": b64(makePDF("a (b) c"))}), "a (b) c", false},
+		{"token ids", h(), rtJSON(obj{"prompt": toyTokens("Hello world")}), "Hello world", false},
+		{"data URL", h(), rtJSON(obj{"d": "data:text/plain;base64," + rtBase64([]byte("inside-file"))}), "inside-file", false},
+		{"PDF text", h(), rtJSON(obj{"d": rtBase64(makePDF("a (b) c"))}), "a (b) c", false},
 		{"utf-16 with BOM", h("Content-Type", "application/json; charset=utf-16"),
 			utf16Bytes(`{"a":"wide"}`, binary.LittleEndian, true), "wide", false},
 		{"utf-7", h("Content-Type", "text/plain; charset=utf-7"), []byte(encodeUTF7("seven") + " a+-b"), "seven a+b", false},
@@ -45,9 +45,9 @@ func TestRecordingUpstreamReads(t *testing.T) {
 		{"stacked codings over two lines", h("Content-Encoding", "gzip", "Content-Encoding", "br"),
 			brBytes(gzipBytes(t, []byte(`{"a":"coded"}`))), "coded", false},
 		{"multipart JSONL line", h("Content-Type", formType), form, "Hello", true},
-		{"benign chat", h(), chatBody(user("What is the capital of France?")), "", true},
-		{"sanitized chat", h(), chatBody(user("[removed: instruction_override] and [removed: exfiltration].")), "", true},
-		{"benign parts", h(), chatBody(user([]any{obj{"type": "text", "text": "Ignore the"}, obj{"type": "text", "text": " typo."}})), "", true},
+		{"benign chat", h(), chatBody(rtUser("What is the capital of France?")), "", true},
+		{"sanitized chat", h(), chatBody(rtUser("[removed: instruction_override] and [removed: exfiltration].")), "", true},
+		{"benign parts", h(), chatBody(rtUser([]any{obj{"type": "text", "text": "Ignore the"}, obj{"type": "text", "text": " typo."}})), "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			views := requestViews(tc.header, tc.body)

@@ -3,7 +3,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,6 +44,7 @@ type rtCase struct {
 	headers [][2]string // in order; a name may repeat; Content-Type defaults to application/json
 	body    []byte
 	trailer [][2]string
+	chunked bool   // no Content-Length; implied by trailer
 	ws      []byte // a WebSocket text frame to send after an upgrade
 	payload string
 	refuse  bool
@@ -88,7 +88,7 @@ func startRedTeam(t *testing.T) *redTeam {
 
 func TestRedTeam(t *testing.T) {
 	rt := startRedTeam(t)
-	cases := rtControlCases()
+	cases := rtControlCases(t)
 	cases = append(cases, rtShapeCases()...)
 	cases = append(cases, rtFileCases(t)...)
 	cases = append(cases, rtTransportCases(t)...)
@@ -103,31 +103,6 @@ func TestRedTeam(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { rt.run(t, c) })
 	}
 	t.Run("OllamaClient", rt.ollamaClient)
-}
-
-// rtControlCases send a benign request through each site: it must arrive
-// byte for byte, labelled safe. Without them, a firewall that refused
-// everything would pass every case.
-func rtControlCases() []rtCase {
-	var cases []rtCase
-	for _, s := range rtShapes {
-		path := chatPath
-		if s.name == "handle_path" {
-			path = "/openai" + chatPath
-		}
-		cases = append(cases, rtCase{name: "Control/benign_site_" + cmp.Or(s.name, "plain"), site: s.name, path: path,
-			body: chatBody(user("What is the capital of France?")), check: checkForwardedIntact})
-	}
-	return cases
-}
-
-func checkForwardedIntact(t *testing.T, c *rtCase, status int, resp []byte, got []recordedRequest) {
-	if len(got) != 1 || status != 200 {
-		t.Fatalf("benign request: status %d, upstream got %d requests; want 200 and 1", status, len(got))
-	}
-	if !bytes.Equal(got[0].Body, c.body) || got[0].Header.Get("Prompt-Firewall-Verdict") != "safe" {
-		t.Errorf("benign request not passed intact and labelled: body %s, verdict %q (want the client's bytes, safe)", got[0].Body, got[0].Header.Get("Prompt-Firewall-Verdict"))
-	}
 }
 
 func (rt *redTeam) run(t *testing.T, c *rtCase) {
@@ -157,9 +132,9 @@ func (rt *redTeam) run(t *testing.T, c *rtCase) {
 	var status int
 	var resp []byte
 	if c.ws != nil {
-		status, resp = sendWebSocket(t, base, c)
+		status, resp = rtSendWebSocket(t, base, c)
 	} else {
-		status, resp = send(t, base, c)
+		status, resp = rtSend(t, base, c)
 	}
 	got := rt.up.recorded()
 	if c.check != nil {
@@ -176,7 +151,7 @@ func (rt *redTeam) run(t *testing.T, c *rtCase) {
 		t.Errorf("forwarded (%s %s, status %d), want a refusal", got[0].Method, got[0].Path, status)
 	}
 	if len(got) == 0 {
-		wantRefusal(t, c, status, resp)
+		rtWantRefusal(t, c, status, resp)
 		t.Logf("refused: %d %.160s", status, resp)
 		return
 	}
@@ -193,10 +168,10 @@ func carries(views []string, payload string) bool {
 	return false
 }
 
-// wantRefusal checks the firewall's answer to a request it did not
+// rtWantRefusal checks the firewall's answer to a request it did not
 // forward: a client error in the error shape of the API the path names,
 // so that the API's own clients show the message.
-func wantRefusal(t *testing.T, c *rtCase, status int, resp []byte) {
+func rtWantRefusal(t *testing.T, c *rtCase, status int, resp []byte) {
 	t.Helper()
 	if status < 400 || status > 499 {
 		t.Errorf("nothing forwarded, but the answer is %d %.200s; want a 4xx", status, resp)
@@ -264,10 +239,10 @@ func (c *rtCase) header() http.Header {
 	return h
 }
 
-func send(t *testing.T, base string, c *rtCase) (int, []byte) {
+func rtSend(t *testing.T, base string, c *rtCase) (int, []byte) {
 	t.Helper()
 	var body io.Reader = bytes.NewReader(c.body)
-	if c.trailer != nil {
+	if c.trailer != nil || c.chunked {
 		body = io.MultiReader(bytes.NewReader(c.body)) // no length: chunked, so trailers can follow
 	}
 	req, err := http.NewRequest(c.method, base+c.path, body)
@@ -294,7 +269,7 @@ func send(t *testing.T, base string, c *rtCase) (int, []byte) {
 // sendWebSocket upgrades to the case's path and, once switched, sends its
 // frame and waits for the upstream's answer. It returns the handshake's
 // status and, when refused, the answer's body.
-func sendWebSocket(t *testing.T, base string, c *rtCase) (int, []byte) {
+func rtSendWebSocket(t *testing.T, base string, c *rtCase) (int, []byte) {
 	t.Helper()
 	host := strings.TrimPrefix(base, "http://")
 	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
