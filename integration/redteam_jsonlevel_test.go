@@ -33,6 +33,8 @@ func rtJSONCases(t *testing.T) []rtCase {
 		{name: "DuplicateKey/role_last_wins", path: chatPath, body: raw(`{"model":"m","messages":[{"role":"assistant","content":` + q + `,"role":"user"}]}`)},
 		{name: "DuplicateKey/anthropic_text", path: anthropicPath, body: raw(`{"model":"c","max_tokens":8,"messages":[{"role":"user","content":[{"type":"text","text":"Hello","text":` + q + `}]}]}`)},
 
+		{name: "DuplicateKey/ollama_exact_then_folded", path: "/api/chat", body: raw(`{"model":"llama3","messages":[` + benign + `],"Messages":[` + msg + `]}`)},
+		{name: "TrailingValue/second_object", path: chatPath, body: raw(`{"model":"m","messages":[` + benign + `]}` + "\n" + `{"model":"m","messages":[` + msg + `]}`)},
 		{name: "EscapedKey/messages", path: chatPath, body: raw(`{"model":"m","m\u0065ssages":[` + msg + `]}`)},
 		{name: "EscapedKey/role_and_content", path: chatPath, body: raw(`{"model":"m","messages":[{"r\u006fle":"\u0075ser","c\u006fntent":` + q + `}]}`)},
 		{name: "EscapedPayload/every_char", path: chatPath, body: raw(`{"model":"m","messages":[{"role":"user","content":"` + escapeAll(P) + `"}]}`)},
