@@ -25,8 +25,8 @@
 //   - OpenAI Responses: instructions (system), input string (user), input items: messages'
 //     content (msg, grouped; input_file as in Chat), function_call/custom_tool_call arguments
 //     and input (assistant), reasoning summary and content (assistant), every *_output item's
-//     output (tool), other *_call items: their arguments (assistant) and their outputs,
-//     results, errors, logs and sources at any depth (tool), but image_generation_call's image;
+//     output (tool), hosted tools' *_call items whole, keys included: what the tool was asked
+//     and what it returned (tool), but image_generation_call's image;
 //     mcp_list_tools tools (tool_definition); prompt.variables (user); tools (tool_definition);
 //     text, the output format (system).
 //   - Legacy completions and Anthropic's /v1/complete: prompt, suffix (user). Embeddings and

@@ -116,9 +116,13 @@ func (w *walker) responsesItem(it int, defRole string) {
 			})
 			return
 		}
+		// A hosted tool's call item (web_search_call, file_search_call,
+		// code_interpreter_call, mcp_call, computer_call, ...) holds what
+		// the tool was asked and what it returned, side by side and in
+		// shapes that change: all of it is the tool's.
 		role := RoleUnknown
 		if hasSuffix(typ, "_call") {
-			role = RoleAssistant
+			role = RoleTool
 		}
 		image := typ == "image_generation_call"
 		w.itemMembers(it, role, func(k, v int) bool {
@@ -126,7 +130,7 @@ func (w *walker) responsesItem(it int, defRole string) {
 				return true // the generated image, base64
 			}
 			mark := w.pushKey(k)
-			w.callValue(v, toolOutputRole(w, k, role))
+			w.callValue(v, role)
 			w.pop(mark)
 			return true
 		})
@@ -146,27 +150,14 @@ func (w *walker) itemMembers(it int, role string, f func(k, v int) bool) {
 	})
 }
 
-// toolOutputRole is RoleTool for the members of a call item that hold what the tool returned
-// (file_search_call results, code_interpreter_call outputs, mcp_call output and error,
-// web_search_call action sources, ...), role for the call's own arguments.
-func toolOutputRole(w *walker, k int, role string) string {
-	for _, name := range [...]string{"output", "outputs", "result", "results", "error", "sources", "logs", "stdout", "stderr"} {
-		if w.keyIs(k, name) {
-			return RoleTool
-		}
-	}
-	return role
-}
-
-// callValue is all for the value of a call item's member, but the members that hold a tool's
-// output are RoleTool at any depth.
+// callValue is all for the value of a call item's member: every string and key.
 func (w *walker) callValue(v int, role string) {
 	switch w.kind(v) {
 	case kindObject:
 		w.eachMember(v, func(k, v int) {
 			mark := w.pushKey(k)
 			w.emitKey(k, role)
-			w.callValue(v, toolOutputRole(w, k, role))
+			w.callValue(v, role)
 			w.pop(mark)
 		})
 	case kindArray:
