@@ -235,8 +235,9 @@ func FamilyOfPath(urlPath string) string {
 		return FamilyAnthropic // Claude on Vertex (:rawPredict) and on Bedrock (/invoke)
 	}
 	last := p[strings.LastIndexByte(p, '/')+1:]
-	if strings.Contains(p, "/models/") && strings.Contains(last, ":") {
-		return FamilyGemini
+	if strings.Contains(p, "/models/") && strings.Contains(last, ":") ||
+		strings.Contains(last, "google.ai.generativelanguage.") {
+		return FamilyGemini // generateContent and the like; Gemini Live's WebSocket
 	}
 	if i := strings.LastIndex(p, "/api/"); i >= 0 {
 		ep := p[i+len("/api/"):]

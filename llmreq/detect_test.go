@@ -169,6 +169,7 @@ func TestFamilyOf(t *testing.T) {
 		{"/v1beta/models/gemini-2.0-flash:generateContent", nil, FamilyGemini},
 		{"/v1/projects/p/locations/l/publishers/google/models/gemini:streamGenerateContent", nil, FamilyGemini},
 		{"/v1beta/models/gemini:embedContent", nil, FamilyGemini},
+		{"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil, FamilyGemini},
 		{"/api/chat", nil, FamilyOllama},
 		{"/ollama/api/generate/", nil, FamilyOllama},
 		{"/api/embed", nil, FamilyOllama},
