@@ -593,3 +593,25 @@ func TestRefusalsOfParserLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysNeverLogged: keys are texts (a generic body's, a tool result's),
+// so the log names their place, never the key: a flagged text under a key
+// and a flagged key are both logged without it.
+func TestKeysNeverLogged(t *testing.T) {
+	const canary = "canary_7f3a9b2c1d"
+	fx := newFixture(t, &Firewall{OnMalicious: ActionLog})
+	for _, body := range []string{
+		`{"task":{"` + canary + `":` + strconv.Quote(malText) + `}}`,
+		`{"task":{"` + canary + `":{` + strconv.Quote(malText) + `:1}}}`,
+		`{"contents":[{"parts":[{"functionResponse":{"name":"f","response":{"` + canary + `":` + strconv.Quote(malText) + `}}}]}]}`,
+	} {
+		fx.logs.Reset()
+		res := fx.do(t, post("/internal/run", body))
+		if res.vars[VarVerdict] != "malicious" || !strings.Contains(fx.logs.String(), `"path":"`) {
+			t.Fatalf("%s: not flagged and logged: %v %s", body, res.vars, fx.logs)
+		}
+		if strings.Contains(fx.logs.String(), canary) || strings.Contains(fx.logs.String(), "previous") {
+			t.Errorf("the log holds a key: %s", fx.logs)
+		}
+	}
+}

@@ -214,7 +214,7 @@ func (ft flaggedTexts) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 }
 
 func (fl *flagged) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("path", fl.path)
+	enc.AddString("path", llmreq.LogPath(fl.path)) // keys are texts: never in a log
 	switch fl.index {
 	case joinedIndex:
 		// The message's text parts joined: path is the first part's.
