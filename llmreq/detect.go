@@ -160,23 +160,10 @@ func (w *walker) rootMask(root int) uint16 {
 			}
 			return
 		}
-		key := w.body[n.start()+1 : n.end()-1]
 		var buf [24]byte
-		if len(key) > len(buf) {
-			return
+		if name, ok := foldKey(buf[:0], w.body[n.start()+1:n.end()-1]); ok {
+			m |= memberBit(string(name))
 		}
-		j := 0
-		for _, c := range key {
-			if c == '_' {
-				continue
-			}
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			buf[j] = c
-			j++
-		}
-		m |= memberBit(string(buf[:j]))
 	})
 	return m
 }

@@ -69,12 +69,17 @@ func (w *walker) gemini(root int) {
 
 // geminiInert is isInert with Gemini's names (set holds them normalized).
 func (w *walker) geminiInert(k int, set map[string]bool) bool {
-	key := w.decoded(k)
 	var buf [32]byte
-	if len(key) > len(buf) {
-		return false
+	name, ok := foldKey(buf[:0], w.decoded(k))
+	return ok && set[string(name)]
+}
+
+// foldKey appends key to dst as Gemini compares names: ASCII letters lower-cased, underscores
+// dropped; ok is false when key is longer than dst's capacity (no name of the tables is).
+func foldKey(dst, key []byte) (_ []byte, ok bool) {
+	if len(key) > cap(dst)-len(dst) {
+		return dst, false
 	}
-	j := 0
 	for _, c := range key {
 		if c == '_' {
 			continue
@@ -82,10 +87,9 @@ func (w *walker) geminiInert(k int, set map[string]bool) bool {
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[j] = c
-		j++
+		dst = append(dst, c)
 	}
-	return set[string(buf[:j])]
+	return dst, true
 }
 
 // geminiGenerationConfig: sampling settings, but for the response schemas, which the model is

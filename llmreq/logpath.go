@@ -109,7 +109,12 @@ func isPathWord(key string) bool {
 }
 
 func foldName(s string) string {
-	return strings.ToLower(strings.ReplaceAll(s, "_", ""))
+	var buf [64]byte
+	name, ok := foldKey(buf[:0], []byte(s))
+	if !ok {
+		return "" // longer than any name of the tables
+	}
+	return string(name)
 }
 
 // pathWords are the member names the walkers read, besides the table's Members and Inert
