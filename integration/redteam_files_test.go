@@ -5,37 +5,14 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/textproto"
-	"strings"
 	"testing"
+
+	"github.com/promptwall/promptwall/filetext/pdftest"
 )
 
 // makePDF writes a one-page PDF whose uncompressed content stream shows
-// text, with the binary comment line real writers put after the header.
-func makePDF(text string) []byte {
-	esc := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(text)
-	stream := fmt.Sprintf("BT /F1 12 Tf 72 720 Td (%s) Tj ET", esc)
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+// text (the recording upstream reads its Tj strings).
+func makePDF(text string) []byte { return pdftest.Document(false, text) }
 
 type formPart struct {
 	name, filename, contentType string
