@@ -36,6 +36,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"inline argument", "prompt_firewall strict", "wrong argument count"},
 		{"rule without action", "prompt_firewall {\n rule EX-3\n}", "wrong argument count"},
 		{"rule unknown action", "prompt_firewall {\n rule EX-3 drop\n}", "rule EX-3: unknown action 'drop' (want block, sanitize, log or off)"},
+		{"unscannable_files unknown", "prompt_firewall {\n unscannable_files block\n}", "unscannable_files: unknown value 'block' (want pass or refuse)"},
+		{"token_ids missing", "prompt_firewall {\n token_ids\n}", "wrong argument count"},
 		{"category twice", "prompt_firewall {\n category obfuscation off\n category obfuscation log\n}", "category obfuscation: given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
