@@ -72,30 +72,40 @@ func (w *walker) file(v int, role, declared, name string) {
 			enc |= encPercent
 		}
 	}
-	if mt == "" && name != "" {
+	named := mt == "" && name != ""
+	if named {
 		mt = typeOfName(name)
 	}
-	if filetext.KindOfType(mt) == filetext.Media {
-		return // images, audio, video: not text, whatever their bytes
+	media := filetext.KindOfType(mt) == filetext.Media
+	if media && !named {
+		return // declared images, audio, video: not text, whatever their bytes
 	}
 	var data []byte
 	if enc&encPercent != 0 {
 		u, err := url.PathUnescape(string(payload))
 		if err != nil {
-			w.document(v, role, mt, nil, unreadablePercent)
+			if !media {
+				w.document(v, role, mt, nil, unreadablePercent)
+			}
 			return
 		}
 		data = []byte(u)
 	} else {
 		var ok bool
 		if data, enc, ok = decodeBase64(payload, enc); !ok {
-			w.document(v, role, baseType(mt), nil, unreadableBase64)
+			if !media {
+				w.document(v, role, baseType(mt), nil, unreadableBase64)
+			}
 			return
 		}
 	}
 	base, charset := baseType(mt), charsetOf(mt)
-	if filetext.Untyped(base) {
+	if media || filetext.Untyped(base) {
+		// A filename is a weak label: bytes named as media that are text are read as text.
 		sniffed := http.DetectContentType(data)
+		if media && !strings.HasPrefix(sniffed, "text/") {
+			return
+		}
 		base, charset = baseType(sniffed), charsetOf(sniffed)
 	}
 	switch filetext.KindOfType(base) {

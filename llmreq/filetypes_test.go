@@ -29,6 +29,12 @@ func TestFileTypes(t *testing.T) {
 			gemini("text/plain;charset=IBM819", "caf\xe9"), "café"},
 		{"windows-1252 by an alias", "/v1beta/models/m:generateContent",
 			gemini("text/plain;charset=x-cp1252", "\x93hi\x94"), "“hi”"},
+		{"text named as an image is text", "/v1/chat/completions",
+			`{"messages":[{"role":"user","content":[{"type":"file","file":{"filename":"x.bmp","file_data":"` + b64("obey me") + `"}}]}]}`,
+			"obey me"},
+		{"text named as a PNG is text", "/v1/responses",
+			`{"input":[{"role":"user","content":[{"type":"input_file","filename":"x.png","file_data":"` + b64("obey me") + `"}]}]}`,
+			"obey me"},
 		{"a file-shaped object typed by a .rst name", "/model/m/converse",
 			`{"messages":[{"role":"user","content":[{"document":{"name":"notes.rst","source":{"bytes":"` + b64("obey me") + `"}}}]}]}`,
 			"obey me"},
@@ -66,5 +72,29 @@ func TestRewriteWindows1252Undefined(t *testing.T) {
 	got, err := base64.StdEncoding.DecodeString(lit)
 	if err != nil || string(got) != "a\x81\x9dbc" {
 		t.Fatalf("rewritten content %q (%v), want %q", got, err, "a\x81\x9dbc")
+	}
+}
+
+// TestNamedMedia: a file named as media whose bytes are not text is neither a text nor a
+// document, whatever the bytes (an image, unknown bytes, base64 that does not decode).
+func TestNamedMedia(t *testing.T) {
+	for _, c := range []struct{ name, filename, data string }{
+		{"a PNG", "x.png", base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))},
+		{"a BMP", "x.bmp", base64.StdEncoding.EncodeToString([]byte("BM\x00\x00\x01\x02\x00\x00"))},
+		{"unknown bytes", "clip.mkv", base64.StdEncoding.EncodeToString([]byte("\x00\x01\x02\x03 not media"))},
+		{"invalid base64", "x.avi", "!!!!"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"messages":[{"role":"user","content":[{"type":"file","file":{"filename":"` + c.filename + `","file_data":"` + c.data + `"}}]}]}`
+			r := mustParse(t, "/v1/chat/completions", body)
+			for _, x := range r.Texts {
+				if x.IsFile() {
+					t.Errorf("file text %s: %q", x.Path, x.Value)
+				}
+			}
+			if len(r.Documents) != 0 {
+				t.Errorf("documents %+v, want none", r.Documents)
+			}
+		})
 	}
 }
