@@ -2,9 +2,6 @@ package filetext
 
 import (
 	"bytes"
-	"mime"
-	"path"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -15,85 +12,10 @@ import (
 //
 // image/svg+xml is Text, not Media: an SVG is XML whose text an upstream may read.
 func Classify(mediaType, filename string) Kind {
-	mt := baseType(mediaType)
-	switch mt {
-	case "", "application/octet-stream", "binary/octet-stream", "application/unknown",
-		"application/x-unknown", "unknown/unknown", "application/binary":
-		return classifyExt(filename)
+	if Untyped(mediaType) {
+		return KindOfType(TypeOfName(filename))
 	}
-	return classifyType(mt)
-}
-
-func baseType(mediaType string) string {
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		// A malformed parameter must not hide the type itself.
-		mt, _, _ = strings.Cut(mediaType, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-	}
-	return mt
-}
-
-// textTypes are the application/* types whose bytes are text.
-var textTypes = map[string]bool{
-	"application/json": true, "application/x-ndjson": true, "application/ndjson": true,
-	"application/jsonl": true, "application/x-jsonl": true, "application/jsonlines": true,
-	"application/x-jsonlines": true, "application/json-seq": true, "application/xml": true,
-	"application/yaml": true, "application/x-yaml": true, "application/csv": true,
-	"application/x-www-form-urlencoded": true, "application/javascript": true,
-	"application/x-javascript": true, "application/ecmascript": true, "application/sql": true,
-	"application/toml": true, "application/graphql": true, "application/x-sh": true,
-	"application/x-tex": true, "application/x-latex": true, "application/rtf": true,
-	"application/x-python": true, "application/x-httpd-php": true, "application/x-ruby": true,
-	"application/markdown": true, "application/x-markdown": true, "application/x-subrip": true,
-}
-
-func classifyType(mt string) Kind {
-	major, sub, _ := strings.Cut(mt, "/")
-	switch {
-	case mt == "application/pdf", mt == "application/x-pdf", mt == "application/acrobat":
-		return PDF
-	case major == "text", major == "message": // message/rfc822 and kin are text
-		return Text
-	case strings.HasSuffix(sub, "+json"), strings.HasSuffix(sub, "+xml"),
-		strings.HasSuffix(sub, "+yaml"), textTypes[mt]:
-		return Text
-	case major == "image", major == "audio", major == "video":
-		return Media
-	}
-	return Other
-}
-
-var textExts = map[string]bool{
-	".txt": true, ".text": true, ".md": true, ".markdown": true, ".csv": true, ".tsv": true,
-	".json": true, ".jsonl": true, ".ndjson": true, ".xml": true, ".html": true, ".htm": true,
-	".xhtml": true, ".yaml": true, ".yml": true, ".toml": true, ".ini": true, ".cfg": true,
-	".conf": true, ".log": true, ".rst": true, ".tex": true, ".rtf": true, ".svg": true,
-	".js": true, ".mjs": true, ".ts": true, ".py": true, ".go": true, ".java": true,
-	".c": true, ".h": true, ".cpp": true, ".cs": true, ".rb": true, ".php": true,
-	".sh": true, ".sql": true, ".css": true, ".srt": true, ".vtt": true, ".eml": true,
-}
-
-var mediaExts = map[string]bool{
-	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".bmp": true,
-	".tif": true, ".tiff": true, ".heic": true, ".heif": true, ".ico": true, ".avif": true,
-	".mp3": true, ".wav": true, ".flac": true, ".ogg": true, ".oga": true, ".m4a": true,
-	".aac": true, ".opus": true, ".weba": true, ".aiff": true, ".mp4": true, ".m4v": true,
-	".mov": true, ".webm": true, ".mkv": true, ".avi": true, ".mpeg": true, ".mpg": true,
-	".3gp": true, ".flv": true, ".wmv": true,
-}
-
-func classifyExt(filename string) Kind {
-	ext := strings.ToLower(path.Ext(strings.ReplaceAll(filename, `\`, "/")))
-	switch {
-	case ext == ".pdf":
-		return PDF
-	case textExts[ext]:
-		return Text
-	case mediaExts[ext]:
-		return Media
-	}
-	return Other
+	return KindOfType(mediaType)
 }
 
 // Sniff returns the kind the first bytes of data show: PDF when "%PDF-" occurs in the

@@ -29,8 +29,8 @@ func DecodeText(data []byte, charset string) (string, error) {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
 		return decodeUTF16(data[2:], false), nil
 	}
-	switch normalizeCharset(charset) {
-	case "", "utf8", "usascii", "ascii", "us", "ansix3.41968", "iso646us", "csascii":
+	switch LookupCharset(charset) {
+	case UTF8:
 		s := decodeUTF8(data)
 		if bigEndian, ok := looksUTF16(data); ok {
 			// A model reads ASCII text with a NUL between letters; the scan needs
@@ -38,15 +38,14 @@ func DecodeText(data []byte, charset string) (string, error) {
 			s += "\n" + decodeUTF16(data, bigEndian)
 		}
 		return s, nil
-	case "utf16", "utf16be", "unicodefffe":
+	case UTF16BE:
 		return decodeUTF16(data, true), nil
-	case "utf16le":
+	case UTF16LE:
 		return decodeUTF16(data, false), nil
-	case "iso88591", "latin1", "l1", "iso885911987", "isoir100", "cp819", "ibm819",
-		"csisolatin1":
-		return decodeSingleByte(data, nil), nil
-	case "windows1252", "cp1252", "xcp1252":
-		return decodeSingleByte(data, &cp1252), nil
+	case Latin1:
+		return DecodeLatin1(data), nil
+	case Windows1252:
+		return DecodeWindows1252(data), nil
 	}
 	return "", fmt.Errorf("%w: %q", ErrCharset, charset)
 }
@@ -72,20 +71,6 @@ func looksUTF16(data []byte) (bigEndian, ok bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// normalizeCharset lowercases a charset label and drops quotes, dashes, underscores and
-// colons, so "UTF-8", "utf_8" and "\"utf8\"" compare equal.
-func normalizeCharset(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		switch r {
-		case '"', '\'', '-', '_', ':', ' ':
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func decodeUTF8(data []byte) string {
@@ -124,30 +109,6 @@ func decodeUTF16(data []byte, bigEndian bool) string {
 		b.WriteRune(utf8.RuneError)
 	}
 	return b.String()
-}
-
-// decodeSingleByte maps each byte to a rune: latin-1 is the identity; high, when given,
-// replaces 0x80-0x9F (windows-1252).
-func decodeSingleByte(data []byte, high *[32]rune) string {
-	var b strings.Builder
-	b.Grow(len(data) + len(data)/4)
-	for _, c := range data {
-		r := rune(c)
-		if high != nil && c >= 0x80 && c < 0xA0 {
-			r = high[c-0x80]
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// cp1252 is windows-1252 at 0x80-0x9F; the five undefined codes map to the C1 controls
-// of the same value, as WHATWG's decoder does.
-var cp1252 = [32]rune{
-	0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
-	0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
-	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
-	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
 }
 
 // charsetParam returns the charset parameter of a media type, or "".

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/promptwall/promptwall/filetext"
 	"github.com/promptwall/promptwall/jsonstr"
 )
 
@@ -71,53 +72,62 @@ func (w *walker) file(v int, role, declared, name string) {
 			enc |= encPercent
 		}
 	}
-	if mt == "" && name != "" {
+	named := mt == "" && name != ""
+	if named {
 		mt = typeOfName(name)
 	}
-	if kindOfType(baseType(mt)) == fileMedia {
-		return // images, audio, video: not text, whatever their bytes
+	media := filetext.KindOfType(mt) == filetext.Media
+	if media && !named {
+		return // declared images, audio, video: not text, whatever their bytes
 	}
 	var data []byte
 	if enc&encPercent != 0 {
 		u, err := url.PathUnescape(string(payload))
 		if err != nil {
-			w.document(v, role, mt, nil, unreadablePercent)
+			if !media {
+				w.document(v, role, mt, nil, unreadablePercent)
+			}
 			return
 		}
 		data = []byte(u)
 	} else {
 		var ok bool
 		if data, enc, ok = decodeBase64(payload, enc); !ok {
-			if kindOfType(baseType(mt)) != fileMedia {
+			if !media {
 				w.document(v, role, baseType(mt), nil, unreadableBase64)
 			}
 			return
 		}
 	}
 	base, charset := baseType(mt), charsetOf(mt)
-	if base == "" || base == "application/octet-stream" {
+	if media || filetext.Untyped(base) {
+		// A filename is a weak label: bytes named as media that are text are read as text.
 		sniffed := http.DetectContentType(data)
+		if media && !strings.HasPrefix(sniffed, "text/") {
+			return
+		}
 		base, charset = baseType(sniffed), charsetOf(sniffed)
 	}
-	switch kindOfType(base) {
-	case fileMedia:
+	switch filetext.KindOfType(base) {
+	case filetext.Media:
 		return
-	case fileDocument:
+	case filetext.Text:
+	default:
 		w.document(v, role, base, data, "")
 		return
 	}
-	switch charset {
-	case "", "utf-8", "utf8", "us-ascii", "ascii":
+	switch filetext.LookupCharset(charset) {
+	case filetext.UTF8:
 		if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
 			w.document(v, role, base, data, unreadableUTF16)
 			return
 		}
-	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "cp819":
+	case filetext.Latin1:
 		enc |= encLatin1
-		data = decodeSingleByte(data, nil)
-	case "windows-1252", "cp1252":
+		data = []byte(filetext.DecodeLatin1(data))
+	case filetext.Windows1252:
 		enc |= enc1252
-		data = decodeSingleByte(data, &cp1252)
+		data = []byte(filetext.DecodeWindows1252(data))
 	default:
 		w.document(v, role, base, data, "charset "+charset)
 		return
@@ -206,7 +216,7 @@ func (w *walker) remote(v int, role, mt string) {
 		}
 		mt = typeOfName(u)
 	}
-	if w.isImage || kindOfType(baseType(mt)) == fileMedia {
+	if w.isImage || filetext.KindOfType(mt) == filetext.Media {
 		return
 	}
 	w.document(v, role, baseType(mt), nil, unreadableRemote)
@@ -267,9 +277,9 @@ func encodeFile(orig []byte, enc fileEnc, s string) []byte {
 	content := []byte(s)
 	switch {
 	case enc&encLatin1 != 0:
-		content = encodeSingleByte(s, nil)
+		content = filetext.EncodeLatin1(s)
 	case enc&enc1252 != 0:
-		content = encodeSingleByte(s, &cp1252)
+		content = filetext.EncodeWindows1252(s)
 	}
 	out := append([]byte(nil), prefix...)
 	if enc&encPercent != 0 {
@@ -291,6 +301,9 @@ func cutSuffixFold(s, suf string) (string, bool) {
 	}
 	return s, false
 }
+
+// typeOfName is the media type of a filename's extension, or "" (then the bytes are sniffed).
+func typeOfName(name string) string { return filetext.TypeOfName(name) }
 
 // baseType is a media type in lower case without its parameters.
 func baseType(mt string) string {

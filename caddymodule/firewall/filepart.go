@@ -2,7 +2,6 @@ package firewall
 
 import (
 	"net/http"
-	"path"
 	"strings"
 
 	"github.com/promptwall/promptwall/filetext"
@@ -50,42 +49,16 @@ var kindOfFiletext = map[filetext.Kind]fileKind{
 var errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
 	"Request blocked by prompt firewall: an uploaded document's text cannot be read for scanning"}
 
-// jsonlMediaType reports whether mt names JSON Lines (NDJSON).
-func jsonlMediaType(mt string) bool {
-	switch mt {
-	case "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines",
-		"application/ndjson", "application/x-ndjson", "text/jsonl", "text/x-ndjson":
-		return true
-	}
-	return false
-}
-
-// textExtensions are names of text files; the list is the document and
-// code formats the providers' file tools read as text.
-var textExtensions = map[string]bool{
-	".txt": true, ".text": true, ".md": true, ".markdown": true, ".mdx": true, ".rst": true,
-	".json": true, ".jsonl": true, ".ndjson": true, ".csv": true, ".tsv": true,
-	".html": true, ".htm": true, ".xml": true, ".svg": true, ".yaml": true, ".yml": true, ".toml": true,
-	".ini": true, ".cfg": true, ".conf": true, ".log": true, ".tex": true, ".rtf": true, ".srt": true, ".vtt": true,
-	".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".cs": true, ".go": true, ".java": true,
-	".js": true, ".mjs": true, ".ts": true, ".tsx": true, ".jsx": true, ".py": true, ".rb": true, ".php": true,
-	".rs": true, ".kt": true, ".swift": true, ".scala": true, ".sh": true, ".bash": true, ".ps1": true,
-	".sql": true, ".css": true, ".vue": true, ".lua": true, ".pl": true, ".r": true, ".m": true, ".ipynb": true,
-}
-
 // jsonlFile reports whether a text file is JSON Lines by its name or type.
-func jsonlFile(mediaType, filename string) bool {
-	ext := strings.ToLower(path.Ext(filename))
-	return jsonlMediaType(mediaType) || ext == ".jsonl" || ext == ".ndjson"
-}
+func jsonlFile(mediaType, filename string) bool { return filetext.JSONLines(mediaType, filename) }
 
 // kindOf decides a file's kind from its declared type and name, then from
 // its first bytes: a file declared as media or of an unknown type, whose
 // bytes are text or a PDF, is scanned as what it is. Text in UTF-16 or
 // UTF-32 (a byte order mark) is refused: the scan reads UTF-8.
 func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
-	if bomCharset(head) != "" {
-		return 0, unsupportedCharset(bomCharset(head))
+	if cs := filetext.BOMCharset(head); cs != "" {
+		return 0, unsupportedCharset(cs)
 	}
 	k := classifyFile(mediaType, filename)
 	if k == fileText || k == filePDF {
@@ -99,20 +72,4 @@ func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
 		return fileText, nil
 	}
 	return k, nil
-}
-
-// bomCharset names the UTF-16 or UTF-32 byte order mark b starts with, or
-// is "".
-func bomCharset(b []byte) string {
-	switch {
-	case len(b) >= 4 && string(b[:4]) == "\x00\x00\xFE\xFF":
-		return "utf-32be"
-	case len(b) >= 4 && string(b[:4]) == "\xFF\xFE\x00\x00":
-		return "utf-32le"
-	case len(b) >= 2 && string(b[:2]) == "\xFE\xFF":
-		return "utf-16be"
-	case len(b) >= 2 && string(b[:2]) == "\xFF\xFE":
-		return "utf-16le"
-	}
-	return ""
 }
