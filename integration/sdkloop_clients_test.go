@@ -60,7 +60,7 @@ func (s *sdkLoopSite) genAI(t *testing.T) {
 			t.Fatalf("call failed: %+v", r.Error)
 		}
 		s.wantArrivedIntact(t, r.Sent)
-		if p := s.up.recorded()[0].Path; p != "/v1/models/gemini-2.5-flash:generateContent" {
+		if p := s.up.recorded()[0].Path; p != "/v1beta/models/gemini-2.5-flash:generateContent" {
 			t.Errorf("upstream path %s", p)
 		}
 	})
