@@ -24,15 +24,19 @@ func (w *walker) anthropicMessages(root int) {
 }
 
 func (w *walker) anthropicMessageList(msgs int, _ string) {
+	w.runEnd()
 	w.list(msgs, RoleUnknown, w.anthropicMessage, w.all)
+	w.runEnd()
 }
 
 func (w *walker) anthropicMessage(m int, role string) {
 	if w.kind(m) != kindObject {
+		w.runStep("")
 		w.all(m, role)
 		return
 	}
 	role = w.chatRole(m)
+	w.runStep(role)
 	w.eachMember(m, func(k, v int) {
 		switch {
 		case w.keyIs(k, "content"):
@@ -48,13 +52,13 @@ func (w *walker) anthropicMessage(m int, role string) {
 func (w *walker) anthropicContent(c int, role string) {
 	switch w.kind(c) {
 	case kindArray:
-		g := w.beginGroup()
+		g := w.beginContent()
 		w.eachElement(c, func(n, b int) { w.atIndex(n, b, role, w.anthropicBlock) })
-		w.endGroup(g)
+		w.endContent(g)
 	case kindObject:
 		w.anthropicBlock(c, role)
 	default:
-		w.all(c, role)
+		w.runText(c, role)
 	}
 }
 

@@ -55,9 +55,13 @@
 //
 // Groups: the text parts of one content list (OpenAI and Responses content parts, Anthropic text
 // blocks of one message, of system or of one tool result, Gemini text parts of one content) are
-// read by the model as one text. When a list has two or more, they share a Group id (1, 2, ...
-// per request; 0: no group), and Texts holds them in part order, so that a caller can also scan
-// their concatenation and map a match back to the parts.
+// read by the model as one text. So are the content texts of a run of consecutive messages of one
+// role (Chat and Ollama messages, Responses message items, Anthropic messages, Gemini contents),
+// which providers and chat templates merge into one turn; a string content is one part. Tool
+// call arguments, ids and keys are in no group, and a content list nested in a message (a tool
+// result's) is a group of its own. When a group has two or more texts, they share a Group id
+// (1, 2, ... per request; 0: no group), and Texts holds them in order, so that a caller can also
+// scan their concatenation and map a match back to the parts.
 //
 // Files: inline file data with a text media type (text/*, JSON and +json, XML and +xml, CSV,
 // Markdown, HTML, YAML, NDJSON...) is decoded and is a text whose Value is the file's content
