@@ -253,6 +253,19 @@ func TestTokenIDs(t *testing.T) {
 		{"/v1/embeddings", `{"input":[[1,2,3],[4]],"model":"text-embedding-3-small"}`, nil},
 		{"/v1/embeddings", `{"input":[1,2,3]}`, nil},
 		{"/api/embed", `{"model":"m","input":"x"}`, nil},
+		// Outside the known members: generic bodies and unknown members.
+		{"/generate", `{"input_ids":[128000,40,4324],"sampling_params":{"max_new_tokens":64}}`, []string{"input_ids"}},
+		{"/inference/v1/generate", `{"model":"m","token_ids":[40,4324,682],"sampling_params":{}}`, []string{"token_ids"}},
+		{"/v2/models/m/generate", `{"inputs":{"Prompt_Token_IDs":[[1,2],[3]]}}`, []string{"inputs.Prompt_Token_IDs[0]", "inputs.Prompt_Token_IDs[1]"}},
+		{"/x", `{"req":{"tokens":[1,2]},"prompt":[7,8],"my_ids":[1,2],"context_tokens":[3,4]}`, []string{"req.tokens", "prompt", "my_ids", "context_tokens"}},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi","input_ids":[1,2]}]}`, []string{"messages[0].input_ids"}},
+		{"/v1/chat/completions", `{"messages":[],"extra_body":{"prompt_token_ids":[1,2]}}`, []string{"extra_body.prompt_token_ids"}},
+		// Not token-id prompts: one integer, floats, other names, sampling settings, embeddings.
+		{"/x", `{"input_ids":[5],"tokens":[1.5,2],"values":[1,2,3],"ids":[1,[2]],"token_ids":[[1],"a"]}`, nil},
+		{"/x", `{"prompt":"p","sampling_params":{"stop_token_ids":[2,3],"allowed_token_ids":[4,5],"bad_words_ids":[[6,7]],"suppress_tokens":[1,2]}}`, nil},
+		{"/v1/chat/completions", `{"messages":[],"logit_bias":{"50256":-100},"stop_token_ids":[1,2]}`, nil},
+		{"/v1/chat/completions", `{"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":{"order_ids":[1,2]}}}]}]}`, nil},
+		{"/v1/embeddings", `{"input":[[1,2,3]],"extra":{"x":1}}`, nil},
 	} {
 		r := mustParse(t, c.path, c.body)
 		if fmt.Sprint(r.TokenIDs) != fmt.Sprint(c.want) {

@@ -80,7 +80,10 @@
 //
 // Token ids: a completions prompt given as token ids (an array of integers, or of integer
 // arrays), vLLM's prompt_embeds and Ollama's /api/generate context are prompts no scanner can
-// read; their paths are listed in Request.TokenIDs. Embeddings input given as token arrays is
+// read; their paths are listed in Request.TokenIDs. So are, in a generic body and in members
+// no rule knows, arrays of two or more integers (or of integer arrays) named input_ids,
+// token_ids, prompt_token_ids, tokens, prompt or *_ids, *_tokens, but for sampling settings
+// (stop_token_ids and the like: tokenids.go). Embeddings input given as token arrays is
 // not listed: clients send it by default (LangChain's OpenAIEmbeddings does) and embeddings are
 // not instructions.
 //

@@ -48,6 +48,7 @@ type walker struct {
 	isImage   bool // an Anthropic image's source is being visited
 	fileTypes []fileType
 	tokenIDs  []string
+	fallback  int    // > 0 inside a generic body or an unknown member: token ids are looked for
 	fileBuf   []byte // a file's decoded literal
 }
 
