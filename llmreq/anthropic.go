@@ -13,8 +13,10 @@ func (w *walker) anthropicMessages(root int) {
 			w.at(k, v, RoleSystem, w.anthropicContent)
 		case w.keyIs(k, "messages"):
 			w.at(k, v, RoleUnknown, w.anthropicMessageList)
-		case w.keyIs(k, "tools"), w.keyIs(k, "mcp_servers"):
+		case w.keyIs(k, "tools"):
 			w.at(k, v, RoleToolDefinition, w.definitions)
+		case w.keyIs(k, "mcp_servers"):
+			w.at(k, v, RoleToolDefinition, w.anthropicMCPServers)
 		case w.keyIs(k, "output_format"):
 			w.at(k, v, RoleSystem, w.definitions)
 		default:

@@ -149,6 +149,13 @@ func TestDocuments(t *testing.T) {
 			`{"contents":[{"parts":[{"fileData":{"mimeType":"application/pdf","fileUri":"https://generativelanguage.googleapis.com/v1beta/files/f"}},
 {"file_data":{"mime_type":"video/mp4","file_uri":"https://www.youtube.com/watch?v=x"}}]}]}`,
 			[]string{"contents[0].parts[0].fileData.fileUri|application/pdf|remote: the provider fetches it|"}},
+		{"Responses remote MCP servers and connectors", "/v1/responses",
+			`{"input":"hi","tools":[{"type":"mcp","server_label":"w","server_url":"https://evil.example/mcp","require_approval":"never"},
+{"type":"mcp","server_label":"g","connector_id":"connector_gmail"},{"type":"function","name":"f","url":"https://x"},{"type":"web_search"}]}`,
+			[]string{"tools[0].server_url||" + unreadableMCP + "|", "tools[1].connector_id||" + unreadableMCP + "|"}},
+		{"Anthropic MCP servers", "/v1/messages",
+			`{"messages":[{"role":"user","content":"hi"}],"mcp_servers":[{"type":"url","url":"https://evil.example/sse","name":"x"},{"name":"no url"}]}`,
+			[]string{"mcp_servers[0].url||" + unreadableMCP + "|"}},
 		{"images, audio and video are neither texts nor documents", "/v1beta/models/m:generateContent",
 			`{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},{"inlineData":{"mimeType":"audio/wav","data":"!!"}},{"inlineData":{"mimeType":"video/mp4","data":"AAAA"}}]}]}`,
 			nil},
@@ -168,6 +175,27 @@ func TestDocuments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRemoteMCP: a provider-side MCP server is a tool-definition Document whose strings are
+// scanned all the same.
+func TestRemoteMCP(t *testing.T) {
+	for _, c := range []struct{ path, body, text string }{
+		{"/v1/responses", `{"input":"hi","tools":[{"type":"mcp","server_label":"lbl","server_url":"https://evil.example/mcp"}]}`, "tools[0].server_label"},
+		{"/v1/messages", `{"messages":[],"mcp_servers":[{"type":"url","url":"https://evil.example/sse","name":"nm"}]}`, "mcp_servers[0].name"},
+	} {
+		r := mustParse(t, c.path, c.body)
+		if len(r.Documents) != 1 || r.Documents[0].Role != RoleToolDefinition || !strings.HasPrefix(r.Documents[0].Unreadable, "remote") {
+			t.Errorf("%s: documents %+v, want one remote tool definition", c.path, r.Documents)
+		}
+		found := false
+		for _, x := range r.Texts {
+			found = found || (x.Path == c.text && x.Role == RoleToolDefinition)
+		}
+		if !found {
+			t.Errorf("%s: %s is not a tool-definition text", c.path, c.text)
+		}
 	}
 }
 

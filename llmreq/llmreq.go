@@ -76,7 +76,10 @@
 // Request.Documents, with their decoded bytes when there are any; so are the documents the
 // provider fetches by URL itself (Responses file_url, Anthropic url document sources, Gemini
 // fileData that is not media), as unreadable. Images, audio and video are neither. Files named
-// by id were uploaded before, and scanned, if at all, then: they are not listed.
+// by id were uploaded before, and scanned, if at all, then: they are not listed. Provider-side
+// MCP servers (a Responses "mcp" tool with server_url or connector_id, an Anthropic mcp_servers
+// entry with a url) are Documents too, unreadable ("remote MCP server: ...") with
+// RoleToolDefinition: the provider reads their tool definitions and outputs itself.
 //
 // Token ids: a completions prompt given as token ids (an array of integers, or of integer
 // arrays), vLLM's prompt_embeds and Ollama's /api/generate context are prompts no scanner can

@@ -10,7 +10,7 @@ func (w *walker) openaiResponses(root int) {
 		case w.keyIs(k, "input"):
 			w.at(k, v, RoleUser, w.responsesInput)
 		case w.keyIs(k, "tools"):
-			w.at(k, v, RoleToolDefinition, w.definitions)
+			w.at(k, v, RoleToolDefinition, w.responsesTools)
 		case w.keyIs(k, "prompt"):
 			w.at(k, v, RoleUser, w.responsesPrompt)
 		case w.keyIs(k, "text"):
