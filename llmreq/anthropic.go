@@ -65,10 +65,10 @@ func (w *walker) anthropicContent(c int, role string) {
 }
 
 // blockInert are the members of a known block that carry no text: cache settings, identifiers,
-// flags, signatures.
+// flags, signatures. A tool result's tool_use_id is not: self-hosted chat templates render it.
 func (w *walker) blockInert(k int) bool {
-	return w.keyIs(k, "cache_control") || w.keyIs(k, "id") || w.keyIs(k, "tool_use_id") ||
-		w.keyIs(k, "is_error") || w.keyIs(k, "signature")
+	return w.keyIs(k, "cache_control") || w.keyIs(k, "id") || w.keyIs(k, "is_error") ||
+		w.keyIs(k, "signature")
 }
 
 func (w *walker) anthropicBlock(b int, role string) {
@@ -147,11 +147,15 @@ func (w *walker) anthropicBlock(b int, role string) {
 			// tool_result, mcp_tool_result, web_search_tool_result, web_fetch_tool_result,
 			// code_execution_tool_result, ...: returned by a tool, whatever their inner shape.
 			members(RoleTool, func(k, v int) bool {
-				if w.keyIs(k, "content") {
+				switch {
+				case w.keyIs(k, "content"):
 					w.at(k, v, RoleTool, w.anthropicToolOutput)
-					return true
+				case w.keyIs(k, "tool_use_id"): // the message's, as the message carries it
+					w.at(k, v, role, w.all)
+				default:
+					return false
 				}
-				return false
+				return true
 			})
 			return
 		}

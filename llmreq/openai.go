@@ -33,8 +33,8 @@ func (w *walker) chatMessages(msgs int, _ string) {
 	w.runEnd()
 }
 
-// chatMessage: content, tool calls and every other member but the role, the tool call id and
-// Ollama's images (base64 media), with the message's role.
+// chatMessage: content, tool calls and every other member but the role and Ollama's images
+// (base64 media), with the message's role.
 func (w *walker) chatMessage(m int, _ string) {
 	if w.kind(m) != kindObject {
 		w.runStep("")
@@ -47,12 +47,13 @@ func (w *walker) chatMessage(m int, _ string) {
 		switch {
 		case w.keyIs(k, "content"):
 			w.at(k, v, role, w.openaiContent)
-		case w.keyIs(k, "role"), w.keyIs(k, "tool_call_id"), w.keyIs(k, "images"):
+		case w.keyIs(k, "role"), w.keyIs(k, "images"):
 		case w.keyIs(k, "tool_calls"):
 			w.at(k, v, role, w.chatToolCalls)
 		case w.keyIs(k, "function_call"):
 			w.at(k, v, role, w.chatFunctionCall)
-		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"), w.keyIs(k, "name"), w.keyIs(k, "tool_name"): // thinking, tool_name: Ollama's
+		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"), w.keyIs(k, "name"), w.keyIs(k, "tool_name"), // thinking, tool_name: Ollama's
+			w.keyIs(k, "tool_call_id"): // self-hosted chat templates render it
 			w.at(k, v, role, w.all)
 		default:
 			w.unknown(k, v, role)
