@@ -10,6 +10,10 @@ package llmreq
 func (w *walker) all(i int, role string) {
 	switch w.kind(i) {
 	case kindString:
+		if w.isDataURL(i) {
+			w.dataURL(i, role) // dataurl.go
+			return
+		}
 		w.emit(i, role)
 	case kindObject:
 		if w.fileShaped(i, role) {
@@ -20,6 +24,9 @@ func (w *walker) all(i int, role string) {
 			w.emitKey(k, role)
 			if w.kind(v) == kindArray && w.fallback > 0 && w.isTokenName(k) {
 				w.fallbackTokenIDs(v) // tokenids.go
+			}
+			if w.kind(v) == kindString && w.keyIs(k, "document_url") && !w.isDataURL(v) {
+				w.remote(v, role, "") // Mistral OCR's document, in a shape no rule knows
 			}
 			if w.kind(v) < kindNumber {
 				w.all(v, role)

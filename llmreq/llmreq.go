@@ -69,13 +69,15 @@
 // input_file.file_data (a data URL, or raw base64 typed by its filename's extension or, with
 // neither, by sniffing), Anthropic base64 sources, Gemini inlineData, and, in shapes no rule
 // knows, an object with base64 data beside a media type, a format or a filename (Bedrock
-// Converse documents: {"format": "txt", "source": {"bytes": ...}}). ISO-8859-1 and
+// Converse documents: {"format": "txt", "source": {"bytes": ...}}), Mistral's document_url
+// part, and any string of such a shape that is a data URL (its literal is then a text too, unless
+// the file is a text). ISO-8859-1 and
 // windows-1252 are decoded; invalid UTF-8 becomes U+FFFD. Rewrite encodes a replacement the way
 // the file came. Other files (PDF, office documents, anything neither text nor image, audio or
 // video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in
 // Request.Documents, with their decoded bytes when there are any; so are the documents the
 // provider fetches by URL itself (Responses file_url, Anthropic url document sources, Gemini
-// fileData that is not media), as unreadable. Images, audio and video are neither. Files named
+// fileData that is not media, Mistral document_url), as unreadable. Images, audio and video are neither. Files named
 // by id were uploaded before, and scanned, if at all, then: they are not listed. Provider-side
 // MCP servers (a Responses "mcp" tool with server_url or connector_id, an Anthropic mcp_servers
 // entry with a url) are Documents too, unreadable ("remote MCP server: ...") with

@@ -180,6 +180,21 @@ func (w *walker) openaiPart(p int, role string) {
 		})
 	case "input_file":
 		w.openaiFile(p, role)
+	case "document_url":
+		// Mistral: {"type": "document_url", "document_url": a data URL or a URL the provider
+		// fetches, "document_name"}
+		name, _ := w.uniqueString(p, "document_name")
+		w.partMembers(p, role, func(k, v int) bool {
+			switch {
+			case w.keyIs(k, "document_url"):
+				w.at(k, v, role, func(v int, role string) { w.documentURL(v, role, name) })
+			case w.keyIs(k, "document_name"):
+				w.at(k, v, role, w.all)
+			default:
+				return false
+			}
+			return true
+		})
 	default:
 		if isOneOf(typ, anthropicOnly) || hasSuffix(typ, "_tool_result") {
 			w.want |= 1 << rulesAnthropic
