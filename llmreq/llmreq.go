@@ -77,8 +77,11 @@
 // video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in
 // Request.Documents, with their decoded bytes when there are any; so are the documents the
 // provider fetches by URL itself (Responses file_url, Anthropic url document sources, Gemini
-// fileData that is not media, Mistral document_url), as unreadable. Images, audio and video are neither. Files named
-// by id were uploaded before, and scanned, if at all, then: they are not listed. Provider-side
+// fileData that is not media, Mistral document_url), as unreadable. Images, audio and video are
+// neither; but a file declared as one is read by its filename when that says text or a document
+// (providers type files by name), and as text when its bytes are mostly text
+// (filetext.MostlyText: a model reads text behind a few bytes of junk). Files named by id were
+// uploaded before, and scanned, if at all, then: they are not listed. Provider-side
 // MCP servers (a Responses "mcp" tool with server_url or connector_id, an Anthropic mcp_servers
 // entry with a url) are Documents too, unreadable ("remote MCP server: ...") with
 // RoleToolDefinition: the provider reads their tool definitions and outputs itself.
