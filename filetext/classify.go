@@ -120,3 +120,44 @@ func ClassifyData(mediaType, filename string, data []byte) Kind {
 	}
 	return declared
 }
+
+// MostlyText reports whether data is mostly text although it may start like something else:
+// after the first 16 bytes (room for a magic number or a few junk bytes a reader of text
+// skips), at least 90% of the next 4 KiB are printable ASCII, whitespace, or bytes of valid
+// UTF-8 sequences (a sequence cut at the end of the window counts). Data of 16 bytes or
+// fewer is judged whole; empty data is not text. Real compressed images, audio and video
+// are close to random bytes and fail this, so a file declared as media that passes it is
+// text in disguise.
+func MostlyText(data []byte) bool {
+	win := data
+	if len(data) > 16 {
+		win = data[16:]
+	}
+	win = win[:min(len(win), 4096)]
+	if len(win) == 0 {
+		return false
+	}
+	good := 0
+	for i := 0; i < len(win); {
+		c := win[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c < 0x7F || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+				good++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(win[i:])
+		if r == utf8.RuneError && n <= 1 {
+			if len(win)-i < utf8.UTFMax && !utf8.FullRune(win[i:]) {
+				good += len(win) - i
+				break
+			}
+			i++
+			continue
+		}
+		good += n
+		i += n
+	}
+	return good*10 >= len(win)*9
+}

@@ -13,8 +13,10 @@ func (w *walker) anthropicMessages(root int) {
 			w.at(k, v, RoleSystem, w.anthropicContent)
 		case w.keyIs(k, "messages"):
 			w.at(k, v, RoleUnknown, w.anthropicMessageList)
-		case w.keyIs(k, "tools"), w.keyIs(k, "mcp_servers"):
+		case w.keyIs(k, "tools"):
 			w.at(k, v, RoleToolDefinition, w.definitions)
+		case w.keyIs(k, "mcp_servers"):
+			w.at(k, v, RoleToolDefinition, w.anthropicMCPServers)
 		case w.keyIs(k, "output_format"):
 			w.at(k, v, RoleSystem, w.definitions)
 		default:
@@ -24,15 +26,19 @@ func (w *walker) anthropicMessages(root int) {
 }
 
 func (w *walker) anthropicMessageList(msgs int, _ string) {
+	w.runEnd()
 	w.list(msgs, RoleUnknown, w.anthropicMessage, w.all)
+	w.runEnd()
 }
 
 func (w *walker) anthropicMessage(m int, role string) {
 	if w.kind(m) != kindObject {
+		w.runStep("")
 		w.all(m, role)
 		return
 	}
 	role = w.chatRole(m)
+	w.runStep(role)
 	w.eachMember(m, func(k, v int) {
 		switch {
 		case w.keyIs(k, "content"):
@@ -48,21 +54,21 @@ func (w *walker) anthropicMessage(m int, role string) {
 func (w *walker) anthropicContent(c int, role string) {
 	switch w.kind(c) {
 	case kindArray:
-		g := w.beginGroup()
+		g := w.beginContent()
 		w.eachElement(c, func(n, b int) { w.atIndex(n, b, role, w.anthropicBlock) })
-		w.endGroup(g)
+		w.endContent(g)
 	case kindObject:
 		w.anthropicBlock(c, role)
 	default:
-		w.all(c, role)
+		w.runText(c, role)
 	}
 }
 
 // blockInert are the members of a known block that carry no text: cache settings, identifiers,
-// flags, signatures.
+// flags, signatures. A tool result's tool_use_id is not: self-hosted chat templates render it.
 func (w *walker) blockInert(k int) bool {
-	return w.keyIs(k, "cache_control") || w.keyIs(k, "id") || w.keyIs(k, "tool_use_id") ||
-		w.keyIs(k, "is_error") || w.keyIs(k, "signature")
+	return w.keyIs(k, "cache_control") || w.keyIs(k, "id") || w.keyIs(k, "is_error") ||
+		w.keyIs(k, "signature")
 }
 
 func (w *walker) anthropicBlock(b int, role string) {
@@ -141,11 +147,15 @@ func (w *walker) anthropicBlock(b int, role string) {
 			// tool_result, mcp_tool_result, web_search_tool_result, web_fetch_tool_result,
 			// code_execution_tool_result, ...: returned by a tool, whatever their inner shape.
 			members(RoleTool, func(k, v int) bool {
-				if w.keyIs(k, "content") {
+				switch {
+				case w.keyIs(k, "content"):
 					w.at(k, v, RoleTool, w.anthropicToolOutput)
-					return true
+				case w.keyIs(k, "tool_use_id"): // the message's, as the message carries it
+					w.at(k, v, role, w.all)
+				default:
+					return false
 				}
-				return false
+				return true
 			})
 			return
 		}

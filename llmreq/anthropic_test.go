@@ -51,7 +51,9 @@ var anthropicMessagesCases = []apiCase{
 			{"messages[1].content[1].input.unit#key", RoleAssistant, "unit"},
 			{"messages[1].content[1].input.unit", RoleAssistant, "celsius"},
 			{"messages[1].content[1].input.days#key", RoleAssistant, "days"},
+			{"messages[2].content[0].tool_use_id", RoleUser, "toolu_01A09q90qw90lq917835lq9"},
 			{"messages[2].content[0].content", RoleTool, "15 degrees"},
+			{"messages[2].content[1].tool_use_id", RoleUser, "toolu_2"},
 			{"messages[2].content[1].content[0].text", RoleTool, "It is sunny."},
 			{"messages[2].content[2].text", RoleUser, "Thanks, what next?"},
 		},
@@ -92,6 +94,7 @@ var anthropicMessagesCases = []apiCase{
 		texts: []want{
 			{"messages[0].content[0].input.query#key", RoleAssistant, "query"},
 			{"messages[0].content[0].input.query", RoleAssistant, "claude shannon birth date"},
+			{"messages[0].content[1].tool_use_id", RoleAssistant, "srvtoolu_1"},
 			{"messages[0].content[1].content[0].url#key", RoleTool, "url"},
 			{"messages[0].content[1].content[0].url", RoleTool, "https://en.wikipedia.org/wiki/Claude_Shannon"},
 			{"messages[0].content[1].content[0].title#key", RoleTool, "title"},

@@ -66,7 +66,9 @@ func readsMessages(info *APIInfo) bool {
 func (w *walker) run(primary int, walkers uint32) {
 	var ran uint32 // rules bits
 	if primary < 0 {
+		w.fallback++
 		w.all(0, RoleUnknown)
+		w.fallback--
 	} else {
 		w.info = APIs[primary]
 		w.walk(w.info.rules)

@@ -10,6 +10,10 @@ package llmreq
 func (w *walker) all(i int, role string) {
 	switch w.kind(i) {
 	case kindString:
+		if w.isDataURL(i) {
+			w.dataURL(i, role) // dataurl.go
+			return
+		}
 		w.emit(i, role)
 	case kindObject:
 		if w.fileShaped(i, role) {
@@ -18,6 +22,12 @@ func (w *walker) all(i int, role string) {
 		w.eachMember(i, func(k, v int) {
 			mark := w.pushKey(k)
 			w.emitKey(k, role)
+			if w.kind(v) == kindArray && w.fallback > 0 && w.isTokenName(k) {
+				w.fallbackTokenIDs(v) // tokenids.go
+			}
+			if w.kind(v) == kindString && w.keyIs(k, "document_url") && !w.isDataURL(v) {
+				w.remote(v, role, "") // Mistral OCR's document, in a shape no rule knows
+			}
 			if w.kind(v) < kindNumber {
 				w.all(v, role)
 			}
@@ -50,11 +60,17 @@ func (w *walker) allBut(i int, role string) {
 	})
 }
 
-// unknown scans member (k, v) of a shape the rules do not know: its key and all of its value.
+// unknown scans member (k, v) of a shape the rules do not know: its key and all of its value,
+// where token ids are looked for (tokenids.go).
 func (w *walker) unknown(k, v int, role string) {
 	mark := w.pushKey(k)
 	w.emitKey(k, role)
+	w.fallback++
+	if w.kind(v) == kindArray && w.isTokenName(k) {
+		w.fallbackTokenIDs(v)
+	}
 	w.all(v, role)
+	w.fallback--
 	w.pop(mark)
 }
 

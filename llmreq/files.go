@@ -78,7 +78,14 @@ func (w *walker) file(v int, role, declared, name string) {
 	}
 	media := filetext.KindOfType(mt) == filetext.Media
 	if media && !named {
-		return // declared images, audio, video: not text, whatever their bytes
+		// A provider may type the file by its name (OpenAI does for uploads), and a model reads
+		// text behind a few bytes of junk: declared media is media only when the filename does
+		// not say text or document and the bytes are not mostly text.
+		if nt := typeOfName(name); nt != "" && filetext.KindOfType(nt) != filetext.Media {
+			mt, media = nt, false
+		} else if !filetext.MostlyText(mediaHead(payload, enc)) {
+			return
+		}
 	}
 	var data []byte
 	if enc&encPercent != 0 {
@@ -103,10 +110,14 @@ func (w *walker) file(v int, role, declared, name string) {
 	if media || filetext.Untyped(base) {
 		// A filename is a weak label: bytes named as media that are text are read as text.
 		sniffed := http.DetectContentType(data)
-		if media && !strings.HasPrefix(sniffed, "text/") {
+		switch {
+		case strings.HasPrefix(sniffed, "text/"), !media:
+			base, charset = baseType(sniffed), charsetOf(sniffed)
+		case filetext.MostlyText(data):
+			base, charset = "text/plain", ""
+		default:
 			return
 		}
-		base, charset = baseType(sniffed), charsetOf(sniffed)
 	}
 	switch filetext.KindOfType(base) {
 	case filetext.Media:
@@ -245,6 +256,20 @@ func (w *walker) emitFile(v int, role string, content []byte, mt string, enc fil
 	sp.val1 = len(w.values)
 	w.push(Text{Role: role, start: int32(n.start()), end: int32(n.end()), enc: enc}, sp)
 	w.fileTypes = append(w.fileTypes, fileType{int32(n.start()), mt})
+}
+
+// mediaHead is the start of a file's content, from its literal's payload, enough for
+// filetext.MostlyText, without decoding a large image whole.
+func mediaHead(payload []byte, enc fileEnc) []byte {
+	if enc&encPercent != 0 {
+		u, err := url.PathUnescape(string(payload[:min(len(payload), 3*4200)]))
+		if err != nil {
+			u, _ = url.PathUnescape(string(payload)) // an escape was cut
+		}
+		return []byte(u)
+	}
+	head, _, _ := decodeBase64(payload[:min(len(payload), 4*1400)], enc)
+	return head
 }
 
 // decodeBase64 decodes standard or URL-alphabet base64, padded or not (MIME line breaks are

@@ -124,11 +124,18 @@ func (w *walker) geminiContents(cs int, role string) {
 		w.geminiContent(cs, role)
 		return
 	}
+	w.runEnd()
 	w.eachElement(cs, func(n, c int) {
 		w.atIndex(n, c, role, func(c int, _ string) {
+			r := w.geminiRole(c)
+			if w.kind(c) != kindObject {
+				r = ""
+			}
+			w.runStep(r)
 			w.geminiContent(c, w.geminiRole(c))
 		})
 	})
+	w.runEnd()
 }
 
 // geminiRole: "user" (the default when missing), "model" is the assistant, the old "function"
@@ -184,9 +191,9 @@ func (w *walker) geminiContent(c int, role string) {
 
 // geminiParts: the parts of one content, whose texts are one group.
 func (w *walker) geminiParts(ps int, role string) {
-	g := w.beginGroup()
+	g := w.beginContent()
 	w.list(ps, role, w.geminiPart, w.geminiPart)
-	w.endGroup(g)
+	w.endContent(g)
 }
 
 // geminiPart: a part sets one of its data fields (text, inlineData, functionCall, ...). Every

@@ -55,9 +55,13 @@
 //
 // Groups: the text parts of one content list (OpenAI and Responses content parts, Anthropic text
 // blocks of one message, of system or of one tool result, Gemini text parts of one content) are
-// read by the model as one text. When a list has two or more, they share a Group id (1, 2, ...
-// per request; 0: no group), and Texts holds them in part order, so that a caller can also scan
-// their concatenation and map a match back to the parts.
+// read by the model as one text. So are the content texts of a run of consecutive messages of one
+// role (Chat and Ollama messages, Responses message items, Anthropic messages, Gemini contents),
+// which providers and chat templates merge into one turn; a string content is one part. Tool
+// call arguments, ids and keys are in no group, and a content list nested in a message (a tool
+// result's) is a group of its own. When a group has two or more texts, they share a Group id
+// (1, 2, ... per request; 0: no group), and Texts holds them in order, so that a caller can also
+// scan their concatenation and map a match back to the parts.
 //
 // Files: inline file data with a text media type (text/*, JSON and +json, XML and +xml, CSV,
 // Markdown, HTML, YAML, NDJSON...) is decoded and is a text whose Value is the file's content
@@ -65,18 +69,29 @@
 // input_file.file_data (a data URL, or raw base64 typed by its filename's extension or, with
 // neither, by sniffing), Anthropic base64 sources, Gemini inlineData, and, in shapes no rule
 // knows, an object with base64 data beside a media type, a format or a filename (Bedrock
-// Converse documents: {"format": "txt", "source": {"bytes": ...}}). ISO-8859-1 and
+// Converse documents: {"format": "txt", "source": {"bytes": ...}}), Mistral's document_url
+// part, and any string of such a shape that is a data URL (its literal is then a text too, unless
+// the file is a text). ISO-8859-1 and
 // windows-1252 are decoded; invalid UTF-8 becomes U+FFFD. Rewrite encodes a replacement the way
 // the file came. Other files (PDF, office documents, anything neither text nor image, audio or
 // video) and files that cannot be read (invalid base64, another charset, UTF-16) are listed in
 // Request.Documents, with their decoded bytes when there are any; so are the documents the
 // provider fetches by URL itself (Responses file_url, Anthropic url document sources, Gemini
-// fileData that is not media), as unreadable. Images, audio and video are neither. Files named
-// by id were uploaded before, and scanned, if at all, then: they are not listed.
+// fileData that is not media, Mistral document_url), as unreadable. Images, audio and video are
+// neither; but a file declared as one is read by its filename when that says text or a document
+// (providers type files by name), and as text when its bytes are mostly text
+// (filetext.MostlyText: a model reads text behind a few bytes of junk). Files named by id were
+// uploaded before, and scanned, if at all, then: they are not listed. Provider-side
+// MCP servers (a Responses "mcp" tool with server_url or connector_id, an Anthropic mcp_servers
+// entry with a url) are Documents too, unreadable ("remote MCP server: ...") with
+// RoleToolDefinition: the provider reads their tool definitions and outputs itself.
 //
 // Token ids: a completions prompt given as token ids (an array of integers, or of integer
 // arrays), vLLM's prompt_embeds and Ollama's /api/generate context are prompts no scanner can
-// read; their paths are listed in Request.TokenIDs. Embeddings input given as token arrays is
+// read; their paths are listed in Request.TokenIDs. So are, in a generic body and in members
+// no rule knows, arrays of two or more integers (or of integer arrays) named input_ids,
+// token_ids, prompt_token_ids, tokens, prompt or *_ids, *_tokens, but for sampling settings
+// (stop_token_ids and the like: tokenids.go). Embeddings input given as token arrays is
 // not listed: clients send it by default (LangChain's OpenAIEmbeddings does) and embeddings are
 // not instructions.
 //

@@ -121,8 +121,9 @@ func foldName(s string) string {
 // (TestPathWordsCoverWalkers holds the list to the walkers' code).
 var pathWords = []string{
 	"annotations", "anthropic_version", "args", "arguments", "bytes", "cache_control", "call_id",
-	"citations", "code", "codeExecutionResult", "content", "contents", "contentType", "context",
-	"custom", "data", "description", "detail", "dimensions", "document", "documents",
+	"citations", "code", "codeExecutionResult", "connector_id", "content", "contents", "contentType",
+	"context", "custom", "data", "description", "detail", "dimensions", "document", "document_name",
+	"document_url", "documents",
 	"encoding_format", "encrypted_content", "error", "executableCode", "file", "file_data",
 	"file_id", "file_url", "fileData", "filename", "fileUri", "format", "function",
 	"function_call", "functionCall", "functionDeclarations", "functionResponse", "functions",
@@ -132,7 +133,7 @@ var pathWords = []string{
 	"output", "output_format", "outputs", "parameters", "parts", "prompt", "prompt_embeds",
 	"properties", "query", "queries", "reasoning_content", "refusal", "response",
 	"response_format", "responseJsonSchema", "responseSchema", "result", "results", "role",
-	"scheduling", "schema", "signature", "source", "sources", "status", "stdout", "stderr",
+	"scheduling", "schema", "server_url", "signature", "source", "sources", "status", "stdout", "stderr",
 	"suffix", "summary", "system", "systemInstruction", "template", "text", "thinking",
 	"thought", "thoughtSignature", "title", "tool_call_id", "tool_calls", "tool_name",
 	"tool_use_id", "toolResult", "tools", "type", "url", "variables", "version",

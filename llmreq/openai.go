@@ -28,27 +28,32 @@ func (w *walker) openaiChat(root int) {
 }
 
 func (w *walker) chatMessages(msgs int, _ string) {
+	w.runEnd()
 	w.list(msgs, RoleUnknown, w.chatMessage, w.all)
+	w.runEnd()
 }
 
-// chatMessage: content, tool calls and every other member but the role, the tool call id and
-// Ollama's images (base64 media), with the message's role.
+// chatMessage: content, tool calls and every other member but the role and Ollama's images
+// (base64 media), with the message's role.
 func (w *walker) chatMessage(m int, _ string) {
 	if w.kind(m) != kindObject {
+		w.runStep("")
 		w.all(m, RoleUnknown)
 		return
 	}
 	role := w.chatRole(m)
+	w.runStep(role)
 	w.eachMember(m, func(k, v int) {
 		switch {
 		case w.keyIs(k, "content"):
 			w.at(k, v, role, w.openaiContent)
-		case w.keyIs(k, "role"), w.keyIs(k, "tool_call_id"), w.keyIs(k, "images"):
+		case w.keyIs(k, "role"), w.keyIs(k, "images"):
 		case w.keyIs(k, "tool_calls"):
 			w.at(k, v, role, w.chatToolCalls)
 		case w.keyIs(k, "function_call"):
 			w.at(k, v, role, w.chatFunctionCall)
-		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"), w.keyIs(k, "name"), w.keyIs(k, "tool_name"): // thinking, tool_name: Ollama's
+		case w.keyIs(k, "refusal"), w.keyIs(k, "thinking"), w.keyIs(k, "name"), w.keyIs(k, "tool_name"), // thinking, tool_name: Ollama's
+			w.keyIs(k, "tool_call_id"): // self-hosted chat templates render it
 			w.at(k, v, role, w.all)
 		default:
 			w.unknown(k, v, role)
@@ -114,13 +119,13 @@ func (w *walker) membersNamed(i int, name, role string, f func(int, string)) {
 func (w *walker) openaiContent(c int, role string) {
 	switch w.kind(c) {
 	case kindArray:
-		g := w.beginGroup()
+		g := w.beginContent()
 		w.eachElement(c, func(n, p int) { w.atIndex(n, p, role, w.openaiPart) })
-		w.endGroup(g)
+		w.endContent(g)
 	case kindObject:
 		w.openaiPart(c, role)
 	default:
-		w.all(c, role)
+		w.runText(c, role)
 	}
 }
 
@@ -175,6 +180,21 @@ func (w *walker) openaiPart(p int, role string) {
 		})
 	case "input_file":
 		w.openaiFile(p, role)
+	case "document_url":
+		// Mistral: {"type": "document_url", "document_url": a data URL or a URL the provider
+		// fetches, "document_name"}
+		name, _ := w.uniqueString(p, "document_name")
+		w.partMembers(p, role, func(k, v int) bool {
+			switch {
+			case w.keyIs(k, "document_url"):
+				w.at(k, v, role, func(v int, role string) { w.documentURL(v, role, name) })
+			case w.keyIs(k, "document_name"):
+				w.at(k, v, role, w.all)
+			default:
+				return false
+			}
+			return true
+		})
 	default:
 		if isOneOf(typ, anthropicOnly) || hasSuffix(typ, "_tool_result") {
 			w.want |= 1 << rulesAnthropic
@@ -203,35 +223,6 @@ func (w *walker) partMembers(p int, role string, f func(k, v int) bool) {
 			w.unknown(k, v, role)
 		}
 	})
-}
-
-// groupText visits a text part's text member as part of the current group.
-func (w *walker) groupText(k, v int, role string) {
-	w.inText = true
-	w.at(k, v, role, w.all)
-	w.inText = false
-}
-
-// beginGroup starts the group of a content list; endGroup ends it, and takes the group back when
-// fewer than two texts joined it.
-func (w *walker) beginGroup() (g [3]int) {
-	w.groups++
-	g = [3]int{w.group, w.groups, len(w.texts)}
-	w.group = w.groups
-	return g
-}
-
-func (w *walker) endGroup(g [3]int) {
-	w.group = g[0]
-	in, last := 0, -1
-	for i := g[2]; i < len(w.texts); i++ {
-		if int(w.texts[i].Group) == g[1] {
-			in, last = in+1, i
-		}
-	}
-	if in == 1 {
-		w.texts[last].Group = 0
-	}
 }
 
 // openaiFile: a file part's file ({"file_data", "filename", "file_id"}; Responses' input_file

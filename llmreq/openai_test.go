@@ -32,6 +32,7 @@ var openAIChatCases = []apiCase{
 			{"messages[0].content", RoleDeveloper, "You are a helpful assistant."},
 			{"messages[1].content", RoleUser, "What's the weather like in Boston today?"},
 			{"messages[2].tool_calls[0].function.arguments", RoleAssistant, "{\n\"location\": \"Boston, MA\"\n}"},
+			{"messages[3].tool_call_id", RoleTool, "call_abc123"},
 			{"messages[3].content", RoleTool, "{\"temperature\": 22, \"unit\": \"celsius\"}"},
 			{"tools[0].function.name", RoleToolDefinition, "get_current_weather"},
 			{"tools[0].function.description", RoleToolDefinition, "Get the current weather in a given location"},

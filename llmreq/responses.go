@@ -10,7 +10,7 @@ func (w *walker) openaiResponses(root int) {
 		case w.keyIs(k, "input"):
 			w.at(k, v, RoleUser, w.responsesInput)
 		case w.keyIs(k, "tools"):
-			w.at(k, v, RoleToolDefinition, w.definitions)
+			w.at(k, v, RoleToolDefinition, w.responsesTools)
 		case w.keyIs(k, "prompt"):
 			w.at(k, v, RoleUser, w.responsesPrompt)
 		case w.keyIs(k, "text"):
@@ -51,7 +51,9 @@ func (w *walker) openaiContentValues(o int, role string) {
 
 // responsesInput: a string has the default role; an array holds items.
 func (w *walker) responsesInput(in int, role string) {
+	w.runEnd()
 	w.list(in, role, w.responsesItem, w.openaiContent)
+	w.runEnd()
 }
 
 // responsesItem handles one input item. Messages (with or without "type": "message") take their
@@ -59,17 +61,23 @@ func (w *walker) responsesInput(in int, role string) {
 // (assistant), and what a tool returned, in a *_output item or inside a call item, is RoleTool.
 func (w *walker) responsesItem(it int, defRole string) {
 	if w.kind(it) != kindObject {
+		w.runStep("")
 		w.openaiContent(it, defRole)
 		return
 	}
 	typ, ok := w.uniqueString(it, "type")
 	if !ok && w.has(it, "type") {
+		w.runStep("")
 		w.allBut(it, RoleUnknown)
 		return
+	}
+	if typ != "" && typ != "message" {
+		w.runStep("")
 	}
 	switch typ {
 	case "", "message":
 		role := w.chatRole(it)
+		w.runStep(role)
 		w.itemMembers(it, role, func(k, v int) bool {
 			if w.keyIs(k, "content") {
 				w.at(k, v, role, w.openaiContent)

@@ -29,7 +29,7 @@ var supersetCases = []apiCase{
 		},
 	},
 	{
-		name: "message members but role and tool_call_id are scanned with the message's role",
+		name: "message members but role, tool_call_id too, are scanned with the message's role",
 		path: "/v1/chat/completions",
 		body: `{"messages":[{"role":"user","name":"bob","content":"x"},
 {"role":"assistant","content":null,"reasoning_content":"thought","audio":{"id":"a1","transcript":"said"}},
@@ -45,6 +45,7 @@ var supersetCases = []apiCase{
 			{"messages[1].audio.id", RoleAssistant, "a1"},
 			{"messages[1].audio.transcript#key", RoleAssistant, "transcript"},
 			{"messages[1].audio.transcript", RoleAssistant, "said"},
+			{"messages[2].tool_call_id", RoleTool, "c1"},
 			{"messages[2].content", RoleTool, "out"},
 		},
 	},
@@ -139,7 +140,7 @@ var supersetCases = []apiCase{
 		},
 	},
 	{
-		name: "Anthropic tool results of any inner shape are RoleTool",
+		name: "Anthropic tool results of any inner shape are RoleTool; tool_use_id has the message's role",
 		path: "/v1/messages",
 		body: `{"messages":[{"role":"user","content":[
 {"type":"mcp_tool_result","tool_use_id":"t","content":{"weird":"shape"}},
@@ -147,12 +148,15 @@ var supersetCases = []apiCase{
 {"type":"code_execution_tool_result","tool_use_id":"t3","content":{"type":"code_execution_result","stdout":"out","stderr":"","return_code":0}}]}]}`,
 		api: AnthropicMessages,
 		texts: []want{
+			{"messages[0].content[0].tool_use_id", RoleUser, "t"},
 			{"messages[0].content[0].content.weird#key", RoleTool, "weird"},
 			{"messages[0].content[0].content.weird", RoleTool, "shape"},
+			{"messages[0].content[1].tool_use_id", RoleUser, "t2"},
 			{"messages[0].content[1].content[0].text", RoleTool, "a"},
 			{"messages[0].content[1].content[1].text", RoleTool, "b"},
 			{"messages[0].content[1].extra#key", RoleTool, "extra"},
 			{"messages[0].content[1].extra", RoleTool, "x"},
+			{"messages[0].content[2].tool_use_id", RoleUser, "t3"},
 			{"messages[0].content[2].content.stdout#key", RoleTool, "stdout"},
 			{"messages[0].content[2].content.stdout", RoleTool, "out"},
 			{"messages[0].content[2].content.stderr#key", RoleTool, "stderr"},

@@ -1,5 +1,7 @@
 package llmreq
 
+import "slices"
+
 // Tool definitions: names, descriptions and JSON schemas of the tools a request offers the
 // model. The provider renders them into the prompt, so they are instructions like a system
 // prompt, and agents load them from third-party MCP servers: RoleToolDefinition.
@@ -74,3 +76,49 @@ var schemaVocabulary = func() map[string]bool {
 	}
 	return m
 }()
+
+// unreadableMCP is the Unreadable of a provider-side MCP server: the provider lists its tools and
+// calls them itself, so their definitions and outputs reach the model unscanned.
+const unreadableMCP = "remote MCP server: the provider reads its tools and their outputs"
+
+// responsesTools: tool definitions, and each remote MCP server among them ({"type": "mcp",
+// "server_url"} or a connector's "connector_id") recorded as a Document.
+func (w *walker) responsesTools(l int, role string) {
+	w.definitions(l, role)
+	w.mcpServers(l, "mcp", "server_url", "connector_id")
+}
+
+// anthropicMCPServers: the MCP server list ({"type": "url", "url", "name", ...}), whose strings
+// are definitions, and each server a Document.
+func (w *walker) anthropicMCPServers(l int, role string) {
+	w.definitions(l, role)
+	w.mcpServers(l, "", "url")
+}
+
+// mcpServers records as a Document each element of list l (of type typ, when typ is not "")
+// that names a server by one of the members keys (the first given).
+func (w *walker) mcpServers(l int, typ string, keys ...string) {
+	if w.kind(l) != kindArray {
+		return
+	}
+	w.eachElement(l, func(n, e int) {
+		if w.kind(e) != kindObject {
+			return
+		}
+		if t, ok := w.uniqueString(e, "type"); typ != "" && (!ok || t != typ) {
+			return
+		}
+		mark := w.pushIndex(n)
+		done := false
+		w.eachMember(e, func(k, v int) {
+			if done || w.kind(v) != kindString || !slices.ContainsFunc(keys, func(s string) bool { return w.keyIs(k, s) }) {
+				return
+			}
+			done = true
+			mk := w.pushKey(k)
+			w.document(v, RoleToolDefinition, "", nil, unreadableMCP)
+			w.pop(mk)
+		})
+		w.pop(mark)
+	})
+}

@@ -39,11 +39,16 @@ type walker struct {
 	// inText is set while a text part's text is visited.
 	groups, group int
 	inText        bool
+	// runG is the group of the current run of messages of role runRole (groups.go), when runOn.
+	runG    [3]int
+	runRole string
+	runOn   bool
 
 	docs      []Document
 	isImage   bool // an Anthropic image's source is being visited
 	fileTypes []fileType
 	tokenIDs  []string
+	fallback  int    // > 0 inside a generic body or an unknown member: token ids are looked for
 	fileBuf   []byte // a file's decoded literal
 }
 
