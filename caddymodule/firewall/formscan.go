@@ -143,6 +143,9 @@ func formUnits(fm *form, ascii bool) ([]scanUnit, *failure) {
 				return nil, errUnscannableFile
 			}
 			units = append(units, textUnit(i, name, text, len(p.data), false))
+			if u, ok := jsonStringUnit(i, name, p.data); ok {
+				units = append(units, u)
+			}
 		case p.kind == filePDF:
 			text, err := extractFile(p.kind, p.data, int64(len(p.data)))
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
@@ -33,18 +34,16 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			return true, f.readFailure(w, r, fam, err)
 		}
-		if looksJSON(body[:min(len(body), sniffLen)]) {
+		if looksJSON(body) {
 			r.Body = readCloser{bytes.NewReader(raw)}
 			return false, nil
 		}
 		data, original, head = body, raw, body[:min(len(body), sniffLen)]
 	} else {
-		buf := make([]byte, sniffLen)
-		n, err := io.ReadFull(r.Body, buf)
-		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		var err error
+		if head, err = readHead(r.Body, f.MaxBody); err != nil {
 			return true, caddyhttp.Error(http.StatusBadRequest, err)
 		}
-		head = buf[:n]
 		r.Body = joinedBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 		if looksJSON(head) {
 			return false, nil
@@ -86,6 +85,9 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, errUnscannableFile)
 	}
 	units := []scanUnit{textUnit(0, "body", text, len(data), kind != fileText)}
+	if u, ok := jsonStringUnit(0, "body", data); ok {
+		units = append(units, u)
+	}
 	out, action := f.judge(r, units, 0)
 	switch action {
 	case actionRefuse:
@@ -101,4 +103,26 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	setBody(r, original)
 	return true, next.ServeHTTP(w, r)
+}
+
+// readHead reads the first sniffLen bytes of a raw body, and on past them
+// while they are all blank (whitespace, NUL, a byte order mark), at most
+// max bytes: Ollama and llama.cpp skip any run of whitespace before a JSON
+// value, so whether the body is JSON is decided by its first other byte.
+func readHead(body io.Reader, max int64) ([]byte, error) {
+	head := make([]byte, 0, sniffLen)
+	for {
+		n, err := io.ReadFull(body, head[len(head):min(cap(head), len(head)+sniffLen)])
+		head = head[:len(head)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return head, nil
+		}
+		if err != nil {
+			return head, err
+		}
+		if !blankHead(head) || int64(len(head)) > max {
+			return head, nil
+		}
+		head = slices.Grow(head, sniffLen)
+	}
 }
