@@ -28,6 +28,8 @@ var (
 		"Request blocked by prompt firewall: a multipart delimiter ends a line with LF alone (RFC 2046 wants CRLF)"}
 	errAmbiguousPart = &failure{http.StatusBadRequest, "invalid_multipart",
 		"Request blocked by prompt firewall: a multipart part repeats its Content-Type or Content-Disposition"}
+	errFormEdges = &failure{http.StatusBadRequest, "invalid_multipart",
+		"Request blocked by prompt firewall: the multipart body has content before its first delimiter or after its last, or no part"}
 )
 
 func formTooLarge(max int64) *failure {
@@ -78,13 +80,16 @@ func (e *errRecorder) Read(p []byte) (int, error) {
 // sp, and keeps the parts the scan reads, together at most budget bytes.
 // The parser is Go's mime/multipart, raw parts (no transfer decoding);
 // what it would read one way and another parser another is refused: a
+// preamble or epilogue other than whitespace (a JSON parser such as
+// Ollama's reads a JSON preamble as the request), a form of no part, a
 // Content-Transfer-Encoding, a repeated Content-Type or
 // Content-Disposition, a charset other than UTF-8, a delimiter after a
 // bare LF.
 func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, error) {
 	src := &errRecorder{r: body}
 	watch := &delimWatch{delim: []byte("\n--" + boundary)}
-	tee := io.TeeReader(src, io.MultiWriter(sp, watch))
+	edges := &edgeWatch{open: []byte("--" + boundary), close: []byte("\r\n--" + boundary + "--")}
+	tee := io.TeeReader(src, io.MultiWriter(sp, watch, edges))
 	mr := multipart.NewReader(tee, boundary)
 	fm := new(form)
 	max := budget
@@ -102,6 +107,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		}
 		return errBadMultipart
 	}
+	parts := 0
 	for i := 0; ; i++ {
 		p, err := mr.NextRawPart()
 		if err == io.EOF {
@@ -110,6 +116,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		if err != nil {
 			return nil, fail(err)
 		}
+		parts++
 		if i >= maxParts {
 			return nil, errTooManyParts
 		}
@@ -173,6 +180,9 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 	}
 	if watch.bare {
 		return nil, errBareLF
+	}
+	if edges.bad || !edges.closed || parts == 0 {
+		return nil, errFormEdges
 	}
 	return fm, nil
 }
@@ -300,3 +310,62 @@ func (d *delimWatch) Write(p []byte) (int, error) {
 	d.tail = append(d.tail[:0], buf[len(buf)-keep:]...)
 	return len(p), nil
 }
+
+// edgeWatch sees the body go by and notes content outside the parts:
+// before the first delimiter, anything but whitespace; after the close
+// delimiter, anything but whitespace. Go's parser skips both, but a server
+// that reads the body as JSON reads the first value wherever it is.
+type edgeWatch struct {
+	open   []byte // "--" + boundary
+	close  []byte // "\r\n--" + boundary + "--"
+	seen   int    // bytes of open matched, while in the preamble
+	inBody bool   // the first delimiter was seen
+	closed bool   // the close delimiter was seen
+	tail   []byte // the last bytes of the body, to match close across writes
+	bad    bool
+}
+
+func (e *edgeWatch) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && !e.bad {
+		switch {
+		case e.closed:
+			for _, c := range p {
+				if !blankByte(c) {
+					e.bad = true
+					break
+				}
+			}
+			return n, nil
+		case e.inBody:
+			buf := append(e.tail, p...)
+			j := bytes.Index(buf, e.close)
+			if j < 0 {
+				keep := min(len(buf), len(e.close)-1)
+				e.tail = append(e.tail[:0], buf[len(buf)-keep:]...)
+				return n, nil
+			}
+			// What follows the close delimiter in p.
+			rest := buf[j+len(e.close):]
+			e.closed = true
+			p = p[len(p)-len(rest):]
+		default:
+			c := p[0]
+			p = p[1:]
+			switch {
+			case e.seen == 0 && blankByte(c):
+			case c == e.open[e.seen]:
+				if e.seen++; e.seen == len(e.open) {
+					// The open delimiter can be the close one too (no part).
+					e.inBody = true
+					e.tail = append(append(e.tail[:0], "\r\n"...), e.open...)
+				}
+			default:
+				e.bad = true
+			}
+		}
+	}
+	return n, nil
+}
+
+func blankByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
