@@ -192,7 +192,11 @@ type Firewall struct {
 	// from a URL. "pass": forwarded, with the header
 	// Prompt-Firewall-Unscanned counting such files (and token-id prompts
 	// let through); "refuse": 415, code unscannable_file. Images, audio
-	// and video are not text and pass. A file that should be readable and
+	// and video are not text and pass when their bytes are of a known
+	// media format; a file declared as media that is not (and is not text:
+	// mostly text past a short header is read as text) counts here. A file
+	// name of a text or PDF type makes the file text or PDF whatever its
+	// declared type. A file that should be readable and
 	// is not (invalid base64, a charset the scan cannot decode, a PDF that
 	// does not open) is refused whatever this says. Default: "pass".
 	UnscannableFiles string `json:"unscannable_files,omitempty"`

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,9 @@ type form struct {
 	// unscanned counts the files of a type no reader knows (fileOther),
 	// which go upstream unread.
 	unscanned int
+	// declared is the text or PDF type a metadata part gave the file
+	// (Gemini's multipart/related upload: {"file": {"mimeType": ...}}).
+	declared string
 }
 
 // errRecorder remembers the first error of the client's body, so that a
@@ -125,13 +129,17 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			return nil, fe
 		}
 		fp.index = i
-		head := make([]byte, sniffLen)
+		head := make([]byte, headLen)
 		n, err := io.ReadFull(p, head)
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 			return nil, fail(err)
 		}
 		head = head[:n]
-		if fp.kind, fe = kindOf(fp.mediaType, fp.filename, head); fe != nil {
+		mt := fp.mediaType
+		if fm.declared != "" && !fp.field {
+			mt = fm.declared // the type the provider stores the file as
+		}
+		if fp.kind, fe = kindOf(mt, fp.filename, head); fe != nil {
 			return nil, fe
 		}
 		if fp.field {
@@ -158,6 +166,9 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		fp.data = append(head, rest...)
 		putBodyBuf(rest)
 		budget -= int64(len(fp.data))
+		if mt := metadataType(fp.data); !fp.field && mt != "" {
+			fm.declared = mt
+		}
 		if fp.field {
 			switch strings.ToLower(fp.name) {
 			case "purpose":
@@ -185,6 +196,33 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		return nil, errFormEdges
 	}
 	return fm, nil
+}
+
+// metadataType returns the media type a JSON metadata part declares for
+// the file of its upload (Gemini: file.mimeType, or mimeType at the top;
+// the keys match as Go's decoder matches them, case-insensitively) when
+// it is a text or PDF type, else "".
+func metadataType(data []byte) string {
+	if !looksJSON(data) {
+		return ""
+	}
+	var meta struct {
+		MimeType  string `json:"mimeType"`
+		MimeType2 string `json:"mime_type"`
+		File      struct {
+			MimeType  string `json:"mimeType"`
+			MimeType2 string `json:"mime_type"`
+		} `json:"file"`
+	}
+	if json.Unmarshal(data, &meta) != nil {
+		return ""
+	}
+	for _, mt := range []string{meta.File.MimeType, meta.File.MimeType2, meta.MimeType, meta.MimeType2} {
+		if k := classifyFile(mt, ""); mt != "" && (k == fileText || k == filePDF) {
+			return mt
+		}
+	}
+	return ""
 }
 
 // partInfo reads a part's name, file name and media type from its header.

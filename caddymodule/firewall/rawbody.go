@@ -38,7 +38,7 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 			r.Body = readCloser{bytes.NewReader(raw)}
 			return false, nil
 		}
-		data, original, head = body, raw, body[:min(len(body), sniffLen)]
+		data, original, head = body, raw, body[:min(len(body), headLen)]
 	} else {
 		var err error
 		if head, err = readHead(r.Body, f.MaxBody); err != nil {
@@ -105,14 +105,14 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 	return true, next.ServeHTTP(w, r)
 }
 
-// readHead reads the first sniffLen bytes of a raw body, and on past them
+// readHead reads the first headLen bytes of a raw body, and on past them
 // while they are all blank (whitespace, NUL, a byte order mark), at most
 // max bytes: Ollama and llama.cpp skip any run of whitespace before a JSON
 // value, so whether the body is JSON is decided by its first other byte.
 func readHead(body io.Reader, max int64) ([]byte, error) {
-	head := make([]byte, 0, sniffLen)
+	head := make([]byte, 0, headLen)
 	for {
-		n, err := io.ReadFull(body, head[len(head):min(cap(head), len(head)+sniffLen)])
+		n, err := io.ReadFull(body, head[len(head):cap(head)])
 		head = head[:len(head)+n]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return head, nil
