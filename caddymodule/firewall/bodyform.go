@@ -23,6 +23,7 @@ type bodyForm struct {
 	params    map[string]string
 	boundary  string // multipart only
 	ascii     bool   // charset us-ascii: every byte must be ASCII
+	unscanned int    // 1 for a chunk of a split upload (splitupload.go)
 }
 
 var (

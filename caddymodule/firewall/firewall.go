@@ -196,7 +196,11 @@ type Firewall struct {
 	// media format; a file declared as media that is not (and is not text:
 	// mostly text past a short header is read as text) counts here. A file
 	// name of a text or PDF type makes the file text or PDF whatever its
-	// declared type. A file that should be readable and
+	// declared type. A chunk of a split upload (an OpenAI Upload part, a
+	// Gemini resumable upload other than one "upload, finalize" at offset
+	// 0) is scanned, and counts here too: the provider joins the chunks,
+	// and the joined file is never scanned whole. A file that should be
+	// readable and
 	// is not (invalid base64, a charset the scan cannot decode, a PDF that
 	// does not open) is refused whatever this says. Default: "pass".
 	UnscannableFiles string `json:"unscannable_files,omitempty"`
@@ -371,6 +375,12 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)
 	}
+	if splitUpload(r) {
+		if f.UnscannableFiles == UnscannedRefuse {
+			return f.refuse(w, r, fam, errSplitUpload)
+		}
+		form.unscanned = 1
+	}
 	switch form.kind {
 	case bodyMultipart:
 		return f.serveMultipart(w, r, next, fam, form)
@@ -427,6 +437,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		client = f.cache.clientKey(r)
 	}
 	out := f.scan(req, client)
+	out.unscanned += form.unscanned
 	f.metrics.observeScan(time.Since(start), out)
 	if out.refusal != nil {
 		if req.API != llmreq.Generic {

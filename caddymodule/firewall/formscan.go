@@ -49,7 +49,7 @@ func (f *Firewall) serveMultipart(w http.ResponseWriter, r *http.Request, next c
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)
 	}
-	out, action := f.judge(r, units, fm.unscanned)
+	out, action := f.judge(r, units, fm.unscanned+bf.unscanned)
 	switch action {
 	case actionRefuse:
 		return f.refuse(w, r, fam, out.refusal)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
@@ -57,8 +58,8 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, errUnscannedFile)
 	}
 	if kind != fileText && kind != filePDF {
-		if kind == fileOther {
-			r.Header[HeaderUnscanned] = []string{"1"}
+		if n := bf.unscanned + btoi(kind == fileOther); n > 0 {
+			r.Header[HeaderUnscanned] = []string{strconv.Itoa(n)}
 		}
 		if original != nil {
 			setBody(r, original)
@@ -88,7 +89,7 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 	if u, ok := jsonStringUnit(0, "body", data); ok {
 		units = append(units, u)
 	}
-	out, action := f.judge(r, units, 0)
+	out, action := f.judge(r, units, bf.unscanned)
 	switch action {
 	case actionRefuse:
 		return true, f.refuse(w, r, fam, out.refusal)
@@ -125,4 +126,11 @@ func readHead(body io.Reader, max int64) ([]byte, error) {
 		}
 		head = slices.Grow(head, sniffLen)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
