@@ -175,7 +175,14 @@ type Firewall struct {
 	// verdict's action is block or sanitize (frames are not rewritten)
 	// closes the connection, and so does a frame that cannot be read. The
 	// upstream is offered no compression then. Any other protocol upgrade or
-	// CONNECT tunnel is refused whatever this says. Default: "refuse".
+	// CONNECT tunnel is refused whatever this says. The requests that set
+	// up a session whose messages never pass here, a Realtime call over
+	// WebRTC (.../realtime/calls) and the ephemeral keys for direct
+	// connections (.../realtime/client_secrets, .../realtime/sessions,
+	// .../realtime/transcription_sessions, Gemini .../auth_tokens), are
+	// refused alike (403, code websocket_not_scanned) under "refuse" and
+	// "scan", which cannot reach those messages; "pass" lets them through,
+	// their bodies scanned as any other. Default: "refuse".
 	WebSocket string `json:"websocket,omitempty"`
 
 	// MaxUpload is the largest multipart body accepted, in bytes (larger:
@@ -200,9 +207,9 @@ type Firewall struct {
 	// Gemini resumable upload other than one "upload, finalize" at offset
 	// 0) is scanned, and counts here too: the provider joins the chunks,
 	// and the joined file is never scanned whole. A file that should be
-	// readable and
-	// is not (invalid base64, a charset the scan cannot decode, a PDF that
-	// does not open) is refused whatever this says. Default: "pass".
+	// readable and is not (invalid base64, a charset the scan cannot
+	// decode, a PDF that does not open) is refused whatever this says.
+	// Default: "pass".
 	UnscannableFiles string `json:"unscannable_files,omitempty"`
 
 	// TokenIDs is what happens to a prompt given as token ids (a legacy
