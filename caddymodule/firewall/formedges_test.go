@@ -25,6 +25,9 @@ func TestFormEdges(t *testing.T) {
 		{"json preamble in related", "multipart/related", `{"prompt":"hi"}` + "\r\n" + body, false},
 		{"text epilogue", "multipart/form-data", body + "trailing words", false},
 		{"no part", "multipart/form-data", "--" + testBoundary + "--\r\n", false},
+		{"indented delimiter before json", "multipart/form-data", "  --" + testBoundary + "\r\n" + `{"prompt":"hi"}` + "\r\n" + body, false},
+		{"longer boundary before json", "multipart/form-data", "--" + testBoundary + "x\r\n" + `{"prompt":"hi"}` + "\r\n" + body, false},
+		{"delimiter with blanks", "multipart/form-data", "--" + testBoundary + " \t\r\n" + strings.TrimPrefix(body, "--"+testBoundary+"\r\n"), true},
 		{"no close delimiter", "multipart/form-data", strings.TrimSuffix(body, "--"+testBoundary+"--\r\n"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

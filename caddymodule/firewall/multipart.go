@@ -357,7 +357,8 @@ type edgeWatch struct {
 	open   []byte // "--" + boundary
 	close  []byte // "\r\n--" + boundary + "--"
 	seen   int    // bytes of open matched, while in the preamble
-	inBody bool   // the first delimiter was seen
+	midLn  bool   // in the preamble, a blank opened the current line
+	inBody bool   // the first delimiter line was seen
 	closed bool   // the close delimiter was seen
 	tail   []byte // the last bytes of the body, to match close across writes
 	bad    bool
@@ -390,20 +391,41 @@ func (e *edgeWatch) Write(p []byte) (int, error) {
 		default:
 			c := p[0]
 			p = p[1:]
-			switch {
-			case e.seen == 0 && blankByte(c):
-			case c == e.open[e.seen]:
-				if e.seen++; e.seen == len(e.open) {
-					// The open delimiter can be the close one too (no part).
-					e.inBody = true
-					e.tail = append(append(e.tail[:0], "\r\n"...), e.open...)
-				}
-			default:
-				e.bad = true
-			}
+			e.preamble(c)
 		}
 	}
 	return n, nil
+}
+
+// preamble reads one byte before the first delimiter line: blank lines,
+// then "--" + boundary at a line's start, then blanks to the line's end,
+// as Go's parser takes a delimiter line; anything else is content the
+// parser would skip.
+func (e *edgeWatch) preamble(c byte) {
+	switch {
+	case e.seen == len(e.open): // the delimiter line's end
+		switch c {
+		case ' ', '\t', '\r':
+		case '\n':
+			e.inBody = true
+		default:
+			e.bad = true // a longer boundary, or the close delimiter: no part
+		}
+	case e.seen > 0:
+		if c != e.open[e.seen] {
+			e.bad = true
+			return
+		}
+		e.seen++
+	case c == '\n':
+		e.midLn = false
+	case c == ' ', c == '\t', c == '\r':
+		e.midLn = true
+	case c == '-' && !e.midLn:
+		e.seen = 1
+	default:
+		e.bad = true
+	}
 }
 
 func blankByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
