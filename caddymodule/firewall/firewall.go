@@ -10,16 +10,22 @@
 //     Content-Type says (several LLM servers parse JSON regardless of the
 //     header), but for two forms. A multipart form has its text fields,
 //     text files (JSON Lines files request by request) and PDFs scanned,
-//     its media parts passed (multipart.go, formscan.go). A raw upload
+//     its media parts passed; a form with content outside its parts, or
+//     with no part, is refused (multipart.go, formscan.go). A raw upload
 //     (application/octet-stream, application/pdf, audio/*, image/*,
-//     video/*, or Gemini and Ollama upload paths) that looks like JSON is
-//     scanned as JSON; else its bytes decide: text and PDF are scanned,
-//     media and unknown binaries pass unscanned, unbuffered and unlabelled
-//     (rawbody.go). Disagreeing Content-Type lines are refused with 400, a
+//     video/*, or Gemini and Ollama upload paths) that looks like JSON
+//     (after any run of whitespace) is scanned as JSON; else its name,
+//     type and bytes decide (filepart.go): text and PDF are scanned, media
+//     that its bytes show to be media passes unscanned and unbuffered, and
+//     anything else passes counted in Prompt-Firewall-Unscanned
+//     (rawbody.go). A chunk of a split upload is scanned and counted too
+//     (splitupload.go). Disagreeing Content-Type lines are refused with 400, a
 //     charset other than UTF-8 or US-ASCII with 415 (bodyform.go).
 //   - WebSocket upgrades are refused with 403 unless the websocket option
 //     passes them or scans the client's messages (wsscan.go); other
-//     upgrades and CONNECT tunnels always are.
+//     upgrades and CONNECT tunnels always are. Realtime calls over WebRTC
+//     and ephemeral keys for direct sessions are refused unless it passes
+//     them (websocket.go).
 //   - Content-Encoding gzip (x-gzip), deflate (zlib or raw), br and zstd
 //     are decoded, stacked codings too; max_body bounds the body as sent and
 //     again after each decoding. A blocked or sanitized body is never

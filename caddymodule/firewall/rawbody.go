@@ -17,11 +17,12 @@ type joinedBody struct {
 }
 
 // serveRaw handles a body sent as a raw upload (requestForm). A body that
-// looks like JSON is not one: serveRaw puts it back together in r.Body and
-// reports done false, and ServeHTTP scans it as JSON. Otherwise its first
-// bytes and declared type decide (kindOf): media and documents the
-// firewall cannot read pass unscanned and unbuffered, so max_body does not
-// apply; text is scanned as one text of role user, and a PDF as its
+// looks like JSON, after any run of whitespace, is not one: serveRaw puts
+// it back together in r.Body and reports done false, and ServeHTTP scans
+// it as JSON. Otherwise its first bytes and declared type decide (kindOf):
+// media and documents the firewall cannot read pass unscanned and
+// unbuffered (the latter counted), so max_body does not apply; text that
+// is one JSON string is scanned decoded as well; text is scanned as one text of role user, and a PDF as its
 // extracted text (refused when nothing extracts it), both bounded by
 // max_body. A body with a Content-Encoding is decoded first, in memory.
 func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fam string, bf bodyForm) (done bool, err error) {
