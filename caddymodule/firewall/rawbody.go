@@ -114,6 +114,7 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 func readHead(body io.Reader, max int64) ([]byte, error) {
 	head := make([]byte, 0, headLen)
 	for {
+		from := len(head)
 		n, err := io.ReadFull(body, head[len(head):cap(head)])
 		head = head[:len(head)+n]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -122,7 +123,9 @@ func readHead(body io.Reader, max int64) ([]byte, error) {
 		if err != nil {
 			return head, err
 		}
-		if !blankHead(head) || int64(len(head)) > max {
+		// Past the first read only the new bytes need a look: the BOM
+		// can only lead.
+		if from == 0 && !blankHead(head) || from > 0 && !blankHead(head[from:]) || int64(len(head)) > max {
 			return head, nil
 		}
 		head = slices.Grow(head, sniffLen)
