@@ -166,8 +166,12 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		fp.data = append(head, rest...)
 		putBodyBuf(rest)
 		budget -= int64(len(fp.data))
-		if mt := metadataType(fp.data); !fp.field && mt != "" {
-			fm.declared = mt
+		if !fp.field && fp.filename == "" {
+			// A part without a Content-Disposition: the metadata part of
+			// a related upload, perhaps.
+			if mt := metadataType(fp.data); mt != "" {
+				fm.declared = mt
+			}
 		}
 		if fp.field {
 			switch strings.ToLower(fp.name) {
