@@ -23,6 +23,7 @@ type bodyForm struct {
 	params    map[string]string
 	boundary  string // multipart only
 	ascii     bool   // charset us-ascii: every byte must be ASCII
+	unscanned int    // 1 for a chunk of a split upload (splitupload.go)
 }
 
 var (
@@ -156,24 +157,33 @@ func isASCII(b []byte) bool {
 // which Python's json.loads detects), its first byte opens an object or an
 // array. Such a body is scanned as JSON whatever its Content-Type, and
 // refused if it does not parse as UTF-8 JSON.
+// The whole of head is read past its blanks, however many: a JSON parser
+// skips them all.
 func looksJSON(head []byte) bool {
+	head = skipBlank(head)
+	return len(head) > 0 && (head[0] == '{' || head[0] == '[')
+}
+
+// skipBlank returns b after a byte order mark, whitespace and NUL bytes.
+func skipBlank(b []byte) []byte {
 	for _, bom := range [][]byte{{0xEF, 0xBB, 0xBF}, {0xFE, 0xFF}, {0xFF, 0xFE}} {
-		if len(head) >= len(bom) && string(head[:len(bom)]) == string(bom) {
-			head = head[len(bom):]
+		if len(b) >= len(bom) && string(b[:len(bom)]) == string(bom) {
+			b = b[len(bom):]
 			break
 		}
 	}
-	for _, c := range head {
+	for i, c := range b {
 		switch c {
 		case ' ', '\t', '\r', '\n', 0:
 			continue
-		case '{', '[':
-			return true
 		}
-		return false
+		return b[i:]
 	}
-	return false
+	return nil
 }
+
+// blankHead reports whether head holds nothing but blanks (skipBlank).
+func blankHead(head []byte) bool { return len(skipBlank(head)) == 0 }
 
 // provisionBodyForms sets the defaults of the options of this file's
 // concern.

@@ -100,20 +100,21 @@ func TestContentEncodingLinesStack(t *testing.T) {
 
 func TestLooksJSON(t *testing.T) {
 	for in, want := range map[string]bool{
-		`{"a":1}`:                   true,
-		" \r\n\t[1]":                true,
-		"\xEF\xBB\xBF{}":            true,
-		"\xFF\xFE{\x00\"\x00":       true,
-		"\xFE\xFF\x00{\x00\"":       true,
-		"\x00\x00\x00{":             true,
-		"":                          false,
-		"   ":                       false,
-		"hello {":                   false,
-		"\x89PNG\r\n\x1a\n{":        false,
-		"ID3\x03{":                  false,
-		"/* comment */ {}":          false,
-		"\"just a json string\"":    false,
-		"\xEF\xBB\xBF\xEF\xBB\xBF{": false,
+		`{"a":1}`:                       true,
+		" \r\n\t[1]":                    true,
+		"\xEF\xBB\xBF{}":                true,
+		"\xFF\xFE{\x00\"\x00":           true,
+		"\xFE\xFF\x00{\x00\"":           true,
+		"\x00\x00\x00{":                 true,
+		"":                              false,
+		"   ":                           false,
+		"hello {":                       false,
+		"\x89PNG\r\n\x1a\n{":            false,
+		"ID3\x03{":                      false,
+		"/* comment */ {}":              false,
+		"\"just a json string\"":        false,
+		"\xEF\xBB\xBF\xEF\xBB\xBF{":     false,
+		strings.Repeat(" ", 600) + "{}": true,
 	} {
 		if got := looksJSON([]byte(in)); got != want {
 			t.Errorf("looksJSON(%q) = %v, want %v", in, got, want)

@@ -3,6 +3,7 @@ package firewall
 import (
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/filetext"
 )
@@ -14,12 +15,12 @@ type fileKind int
 const (
 	fileText  fileKind = iota // read as UTF-8 text and scanned
 	filePDF                   // its text extracted, then scanned; never rewritten
-	fileMedia                 // image, audio, video: not text, passes
-	fileOther                 // a document type the firewall cannot read: passes
+	fileMedia                 // image, audio, video by its bytes: not text, passes
+	fileOther                 // a type the firewall cannot read: passes counted, or refused
 )
 
-// sniffLen is how many leading bytes decide a file's kind, as
-// http.DetectContentType reads them.
+// sniffLen is how many bytes http.DetectContentType reads; a raw body's
+// head grows by as many while it is blank (readHead).
 const sniffLen = 512
 
 // The file reader: how a file's declared type and name map to a kind, and
@@ -52,24 +53,79 @@ var errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_
 // jsonlFile reports whether a text file is JSON Lines by its name or type.
 func jsonlFile(mediaType, filename string) bool { return filetext.JSONLines(mediaType, filename) }
 
-// kindOf decides a file's kind from its declared type and name, then from
-// its first bytes: a file declared as media or of an unknown type, whose
-// bytes are text or a PDF, is scanned as what it is. Text in UTF-16 or
-// UTF-32 (a byte order mark) is refused: the scan reads UTF-8.
+// kindOf decides a file's kind from its name, its declared type and its
+// first bytes (head, at least headLen of them when the file has as many),
+// reading it as text wherever a reader might:
+//   - a file name of a text or PDF type decides over any declared type
+//     (OpenAI's file_search types a file by its name);
+//   - a text or PDF type decides over the bytes;
+//   - bytes that sniff as text or PDF, or that are mostly text past a
+//     short header (a NUL byte or an image magic number before a prompt),
+//     are read as such whatever else was declared;
+//   - a declared image, audio or video whose bytes are no known media
+//     format is of a type no reader knows (fileOther).
+//
+// Text in UTF-16 or UTF-32 (a byte order mark) is refused: the scan reads
+// UTF-8.
 func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
 	if cs := filetext.BOMCharset(head); cs != "" {
 		return 0, unsupportedCharset(cs)
+	}
+	if filename != "" {
+		if k := classifyFile("", filename); k == fileText || k == filePDF {
+			return k, nil
+		}
 	}
 	k := classifyFile(mediaType, filename)
 	if k == fileText || k == filePDF {
 		return k, nil
 	}
 	sniffed := http.DetectContentType(head)
-	switch {
-	case sniffed == "application/pdf":
+	switch fs := filetext.Sniff(head); {
+	case sniffed == "application/pdf", fs == filetext.PDF:
 		return filePDF, nil
-	case strings.HasPrefix(sniffed, "text/"):
+	case strings.HasPrefix(sniffed, "text/"), fs == filetext.Text, mostlyText(head):
 		return fileText, nil
+	case k == fileMedia && fs != filetext.Media && !mediaSniff(sniffed):
+		return fileOther, nil
 	}
 	return k, nil
+}
+
+// headLen is how many leading bytes kindOf reads: mostlyText's window.
+const headLen = 16 + 4096
+
+// mediaSniff reports whether http.DetectContentType named a media format.
+func mediaSniff(sniffed string) bool {
+	return strings.HasPrefix(sniffed, "image/") || strings.HasPrefix(sniffed, "audio/") ||
+		strings.HasPrefix(sniffed, "video/") || sniffed == "application/ogg"
+}
+
+// mostlyText reports whether data is mostly text after a header a reader
+// would skip: after the first 16 bytes, at least 90% of the next 4 KiB
+// is printable ASCII, whitespace or valid UTF-8. Nothing after the first
+// 16 bytes is not text. No real image, audio or video passes this.
+func mostlyText(data []byte) bool {
+	if len(data) <= 16 {
+		return false
+	}
+	w := data[16:min(len(data), headLen)]
+	good := 0
+	for i := 0; i < len(w); {
+		c := w[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' {
+				good++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(w[i:])
+		if r != utf8.RuneError || n > 1 || !utf8.FullRune(w[i:]) {
+			// A rune the window cuts counts as text.
+			good += n
+		}
+		i += n
+	}
+	return good*10 >= len(w)*9
 }

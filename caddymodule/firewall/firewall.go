@@ -10,16 +10,22 @@
 //     Content-Type says (several LLM servers parse JSON regardless of the
 //     header), but for two forms. A multipart form has its text fields,
 //     text files (JSON Lines files request by request) and PDFs scanned,
-//     its media parts passed (multipart.go, formscan.go). A raw upload
+//     its media parts passed; a form with content outside its parts, or
+//     with no part, is refused (multipart.go, formscan.go). A raw upload
 //     (application/octet-stream, application/pdf, audio/*, image/*,
-//     video/*, or Gemini and Ollama upload paths) that looks like JSON is
-//     scanned as JSON; else its bytes decide: text and PDF are scanned,
-//     media and unknown binaries pass unscanned, unbuffered and unlabelled
-//     (rawbody.go). Disagreeing Content-Type lines are refused with 400, a
+//     video/*, or Gemini and Ollama upload paths) that looks like JSON
+//     (after any run of whitespace) is scanned as JSON; else its name,
+//     type and bytes decide (filepart.go): text and PDF are scanned, media
+//     that its bytes show to be media passes unscanned and unbuffered, and
+//     anything else passes counted in Prompt-Firewall-Unscanned
+//     (rawbody.go). A chunk of a split upload is scanned and counted too
+//     (splitupload.go). Disagreeing Content-Type lines are refused with 400, a
 //     charset other than UTF-8 or US-ASCII with 415 (bodyform.go).
 //   - WebSocket upgrades are refused with 403 unless the websocket option
 //     passes them or scans the client's messages (wsscan.go); other
-//     upgrades and CONNECT tunnels always are.
+//     upgrades and CONNECT tunnels always are. Realtime calls over WebRTC
+//     and ephemeral keys for direct sessions are refused unless it passes
+//     them (websocket.go).
 //   - Content-Encoding gzip (x-gzip), deflate (zlib or raw), br and zstd
 //     are decoded, stacked codings too; max_body bounds the body as sent and
 //     again after each decoding. A blocked or sanitized body is never
@@ -175,7 +181,14 @@ type Firewall struct {
 	// verdict's action is block or sanitize (frames are not rewritten)
 	// closes the connection, and so does a frame that cannot be read. The
 	// upstream is offered no compression then. Any other protocol upgrade or
-	// CONNECT tunnel is refused whatever this says. Default: "refuse".
+	// CONNECT tunnel is refused whatever this says. The requests that set
+	// up a session whose messages never pass here, a Realtime call over
+	// WebRTC (.../realtime/calls) and the ephemeral keys for direct
+	// connections (.../realtime/client_secrets, .../realtime/sessions,
+	// .../realtime/transcription_sessions, Gemini .../auth_tokens), are
+	// refused alike (403, code websocket_not_scanned) under "refuse" and
+	// "scan", which cannot reach those messages; "pass" lets them through,
+	// their bodies scanned as any other. Default: "refuse".
 	WebSocket string `json:"websocket,omitempty"`
 
 	// MaxUpload is the largest multipart body accepted, in bytes (larger:
@@ -192,9 +205,17 @@ type Firewall struct {
 	// from a URL. "pass": forwarded, with the header
 	// Prompt-Firewall-Unscanned counting such files (and token-id prompts
 	// let through); "refuse": 415, code unscannable_file. Images, audio
-	// and video are not text and pass. A file that should be readable and
-	// is not (invalid base64, a charset the scan cannot decode, a PDF that
-	// does not open) is refused whatever this says. Default: "pass".
+	// and video are not text and pass when their bytes are of a known
+	// media format; a file declared as media that is not (and is not text:
+	// mostly text past a short header is read as text) counts here. A file
+	// name of a text or PDF type makes the file text or PDF whatever its
+	// declared type. A chunk of a split upload (an OpenAI Upload part, a
+	// Gemini resumable upload other than one "upload, finalize" at offset
+	// 0) is scanned, and counts here too: the provider joins the chunks,
+	// and the joined file is never scanned whole. A file that should be
+	// readable and is not (invalid base64, a charset the scan cannot
+	// decode, a PDF that does not open) is refused whatever this says.
+	// Default: "pass".
 	UnscannableFiles string `json:"unscannable_files,omitempty"`
 
 	// TokenIDs is what happens to a prompt given as token ids (a legacy
@@ -367,6 +388,12 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)
 	}
+	if splitUpload(r) {
+		if f.UnscannableFiles == UnscannedRefuse {
+			return f.refuse(w, r, fam, errSplitUpload)
+		}
+		form.unscanned = 1
+	}
 	switch form.kind {
 	case bodyMultipart:
 		return f.serveMultipart(w, r, next, fam, form)
@@ -423,6 +450,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		client = f.cache.clientKey(r)
 	}
 	out := f.scan(req, client)
+	out.unscanned += form.unscanned
 	f.metrics.observeScan(time.Since(start), out)
 	if out.refusal != nil {
 		if req.API != llmreq.Generic {

@@ -49,7 +49,7 @@ func (f *Firewall) serveMultipart(w http.ResponseWriter, r *http.Request, next c
 	if fe != nil {
 		return f.refuse(w, r, fam, fe)
 	}
-	out, action := f.judge(r, units, fm.unscanned)
+	out, action := f.judge(r, units, fm.unscanned+bf.unscanned)
 	switch action {
 	case actionRefuse:
 		return f.refuse(w, r, fam, out.refusal)
@@ -143,6 +143,9 @@ func formUnits(fm *form, ascii bool) ([]scanUnit, *failure) {
 				return nil, errUnscannableFile
 			}
 			units = append(units, textUnit(i, name, text, len(p.data), false))
+			if u, ok := jsonStringUnit(i, name, p.data); ok {
+				units = append(units, u)
+			}
 		case p.kind == filePDF:
 			text, err := extractFile(p.kind, p.data, int64(len(p.data)))
 			if err != nil {

@@ -168,7 +168,7 @@ func parseUnit(urlPath string, body []byte, prefix string) (scanUnit, *failure) 
 // valid JSON document is one unit.
 // ok is false for any other text, which is scanned as it is.
 func jsonTextUnits(part int, name string, data []byte) (units []scanUnit, ok bool, fe *failure) {
-	if !looksJSON(data[:min(len(data), sniffLen)]) {
+	if !looksJSON(data) {
 		return nil, false, nil
 	}
 	units, fe = jsonlUnits(part, name, data)
@@ -192,4 +192,20 @@ func parseFailure(err error) *failure {
 		return errTooManyTexts
 	}
 	return errInvalidJSON
+}
+
+// jsonStringUnit reads a text that is one JSON string as that string
+// decoded, for a parser that reads the text as JSON: the scan of the text
+// as it is does not see what \u escapes spell. ok is false for any other
+// text. The unit is read only: the text is rewritten, if at all, as text.
+func jsonStringUnit(part int, name string, data []byte) (u scanUnit, ok bool) {
+	b := bytes.TrimSpace(skipBlank(data))
+	if len(b) == 0 || b[0] != '"' {
+		return u, false
+	}
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		return u, false
+	}
+	return textUnit(part, name, s, len(data), true), true
 }

@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,8 @@ var (
 		"Request blocked by prompt firewall: a multipart delimiter ends a line with LF alone (RFC 2046 wants CRLF)"}
 	errAmbiguousPart = &failure{http.StatusBadRequest, "invalid_multipart",
 		"Request blocked by prompt firewall: a multipart part repeats its Content-Type or Content-Disposition"}
+	errFormEdges = &failure{http.StatusBadRequest, "invalid_multipart",
+		"Request blocked by prompt firewall: the multipart body has content before its first delimiter or after its last, or no part"}
 )
 
 func formTooLarge(max int64) *failure {
@@ -57,6 +60,9 @@ type form struct {
 	// unscanned counts the files of a type no reader knows (fileOther),
 	// which go upstream unread.
 	unscanned int
+	// declared is the text or PDF type a metadata part gave the file
+	// (Gemini's multipart/related upload: {"file": {"mimeType": ...}}).
+	declared string
 }
 
 // errRecorder remembers the first error of the client's body, so that a
@@ -78,13 +84,16 @@ func (e *errRecorder) Read(p []byte) (int, error) {
 // sp, and keeps the parts the scan reads, together at most budget bytes.
 // The parser is Go's mime/multipart, raw parts (no transfer decoding);
 // what it would read one way and another parser another is refused: a
+// preamble or epilogue other than whitespace (a JSON parser such as
+// Ollama's reads a JSON preamble as the request), a form of no part, a
 // Content-Transfer-Encoding, a repeated Content-Type or
 // Content-Disposition, a charset other than UTF-8, a delimiter after a
 // bare LF.
 func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, error) {
 	src := &errRecorder{r: body}
 	watch := &delimWatch{delim: []byte("\n--" + boundary)}
-	tee := io.TeeReader(src, io.MultiWriter(sp, watch))
+	edges := &edgeWatch{open: []byte("--" + boundary), close: []byte("\r\n--" + boundary + "--")}
+	tee := io.TeeReader(src, io.MultiWriter(sp, watch, edges))
 	mr := multipart.NewReader(tee, boundary)
 	fm := new(form)
 	max := budget
@@ -102,6 +111,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		}
 		return errBadMultipart
 	}
+	parts := 0
 	for i := 0; ; i++ {
 		p, err := mr.NextRawPart()
 		if err == io.EOF {
@@ -110,6 +120,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		if err != nil {
 			return nil, fail(err)
 		}
+		parts++
 		if i >= maxParts {
 			return nil, errTooManyParts
 		}
@@ -118,13 +129,17 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			return nil, fe
 		}
 		fp.index = i
-		head := make([]byte, sniffLen)
+		head := make([]byte, headLen)
 		n, err := io.ReadFull(p, head)
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 			return nil, fail(err)
 		}
 		head = head[:n]
-		if fp.kind, fe = kindOf(fp.mediaType, fp.filename, head); fe != nil {
+		mt := fp.mediaType
+		if fm.declared != "" && !fp.field {
+			mt = fm.declared // the type the provider stores the file as
+		}
+		if fp.kind, fe = kindOf(mt, fp.filename, head); fe != nil {
 			return nil, fe
 		}
 		if fp.field {
@@ -151,6 +166,13 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 		fp.data = append(head, rest...)
 		putBodyBuf(rest)
 		budget -= int64(len(fp.data))
+		if !fp.field && fp.filename == "" {
+			// A part without a Content-Disposition: the metadata part of
+			// a related upload, perhaps.
+			if mt := metadataType(fp.data); mt != "" {
+				fm.declared = mt
+			}
+		}
 		if fp.field {
 			switch strings.ToLower(fp.name) {
 			case "purpose":
@@ -174,7 +196,37 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 	if watch.bare {
 		return nil, errBareLF
 	}
+	if edges.bad || !edges.closed || parts == 0 {
+		return nil, errFormEdges
+	}
 	return fm, nil
+}
+
+// metadataType returns the media type a JSON metadata part declares for
+// the file of its upload (Gemini: file.mimeType, or mimeType at the top;
+// the keys match as Go's decoder matches them, case-insensitively) when
+// it is a text or PDF type, else "".
+func metadataType(data []byte) string {
+	if !looksJSON(data) {
+		return ""
+	}
+	var meta struct {
+		MimeType  string `json:"mimeType"`
+		MimeType2 string `json:"mime_type"`
+		File      struct {
+			MimeType  string `json:"mimeType"`
+			MimeType2 string `json:"mime_type"`
+		} `json:"file"`
+	}
+	if json.Unmarshal(data, &meta) != nil {
+		return ""
+	}
+	for _, mt := range []string{meta.File.MimeType, meta.File.MimeType2, meta.MimeType, meta.MimeType2} {
+		if k := classifyFile(mt, ""); mt != "" && (k == fileText || k == filePDF) {
+			return mt
+		}
+	}
+	return ""
 }
 
 // partInfo reads a part's name, file name and media type from its header.
@@ -300,3 +352,84 @@ func (d *delimWatch) Write(p []byte) (int, error) {
 	d.tail = append(d.tail[:0], buf[len(buf)-keep:]...)
 	return len(p), nil
 }
+
+// edgeWatch sees the body go by and notes content outside the parts:
+// before the first delimiter, anything but whitespace; after the close
+// delimiter, anything but whitespace. Go's parser skips both, but a server
+// that reads the body as JSON reads the first value wherever it is.
+type edgeWatch struct {
+	open   []byte // "--" + boundary
+	close  []byte // "\r\n--" + boundary + "--"
+	seen   int    // bytes of open matched, while in the preamble
+	midLn  bool   // in the preamble, a blank opened the current line
+	inBody bool   // the first delimiter line was seen
+	closed bool   // the close delimiter was seen
+	tail   []byte // the last bytes of the body, to match close across writes
+	bad    bool
+}
+
+func (e *edgeWatch) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && !e.bad {
+		switch {
+		case e.closed:
+			for _, c := range p {
+				if !blankByte(c) {
+					e.bad = true
+					break
+				}
+			}
+			return n, nil
+		case e.inBody:
+			buf := append(e.tail, p...)
+			j := bytes.Index(buf, e.close)
+			if j < 0 {
+				keep := min(len(buf), len(e.close)-1)
+				e.tail = append(e.tail[:0], buf[len(buf)-keep:]...)
+				return n, nil
+			}
+			// What follows the close delimiter in p.
+			rest := buf[j+len(e.close):]
+			e.closed = true
+			p = p[len(p)-len(rest):]
+		default:
+			c := p[0]
+			p = p[1:]
+			e.preamble(c)
+		}
+	}
+	return n, nil
+}
+
+// preamble reads one byte before the first delimiter line: blank lines,
+// then "--" + boundary at a line's start, then blanks to the line's end,
+// as Go's parser takes a delimiter line; anything else is content the
+// parser would skip.
+func (e *edgeWatch) preamble(c byte) {
+	switch {
+	case e.seen == len(e.open): // the delimiter line's end
+		switch c {
+		case ' ', '\t', '\r':
+		case '\n':
+			e.inBody = true
+		default:
+			e.bad = true // a longer boundary, or the close delimiter: no part
+		}
+	case e.seen > 0:
+		if c != e.open[e.seen] {
+			e.bad = true
+			return
+		}
+		e.seen++
+	case c == '\n':
+		e.midLn = false
+	case c == ' ', c == '\t', c == '\r':
+		e.midLn = true
+	case c == '-' && !e.midLn:
+		e.seen = 1
+	default:
+		e.bad = true
+	}
+}
+
+func blankByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -141,7 +141,7 @@ func TestMultipartScanned(t *testing.T) {
 		{"file with an empty name is a field", "/v1/files",
 			[]part{file("purpose", "", "application/octet-stream", strings.Repeat("\x00", 600)+malText)}, true, "purpose"},
 		{"media passes", "/v1/files",
-			[]part{field("purpose", "vision"), file("file", "x.png", "image/png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"+malText)}, false, ""},
+			[]part{field("purpose", "vision"), file("file", "x.png", "image/png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"+strings.Repeat("\x00\x01\x02", 100)+malText)}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := formBody(testBoundary, tc.parts...)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
@@ -15,11 +17,12 @@ type joinedBody struct {
 }
 
 // serveRaw handles a body sent as a raw upload (requestForm). A body that
-// looks like JSON is not one: serveRaw puts it back together in r.Body and
-// reports done false, and ServeHTTP scans it as JSON. Otherwise its first
-// bytes and declared type decide (kindOf): media and documents the
-// firewall cannot read pass unscanned and unbuffered, so max_body does not
-// apply; text is scanned as one text of role user, and a PDF as its
+// looks like JSON, after any run of whitespace, is not one: serveRaw puts
+// it back together in r.Body and reports done false, and ServeHTTP scans
+// it as JSON. Otherwise its first bytes and declared type decide (kindOf):
+// media and documents the firewall cannot read pass unscanned and
+// unbuffered (the latter counted), so max_body does not apply; text that
+// is one JSON string is scanned decoded as well; text is scanned as one text of role user, and a PDF as its
 // extracted text (refused when nothing extracts it), both bounded by
 // max_body. A body with a Content-Encoding is decoded first, in memory.
 func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fam string, bf bodyForm) (done bool, err error) {
@@ -33,18 +36,16 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		if err != nil {
 			return true, f.readFailure(w, r, fam, err)
 		}
-		if looksJSON(body[:min(len(body), sniffLen)]) {
+		if looksJSON(body) {
 			r.Body = readCloser{bytes.NewReader(raw)}
 			return false, nil
 		}
-		data, original, head = body, raw, body[:min(len(body), sniffLen)]
+		data, original, head = body, raw, body[:min(len(body), headLen)]
 	} else {
-		buf := make([]byte, sniffLen)
-		n, err := io.ReadFull(r.Body, buf)
-		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		var err error
+		if head, err = readHead(r.Body, f.MaxBody); err != nil {
 			return true, caddyhttp.Error(http.StatusBadRequest, err)
 		}
-		head = buf[:n]
 		r.Body = joinedBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 		if looksJSON(head) {
 			return false, nil
@@ -58,8 +59,8 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, errUnscannedFile)
 	}
 	if kind != fileText && kind != filePDF {
-		if kind == fileOther {
-			r.Header[HeaderUnscanned] = []string{"1"}
+		if n := bf.unscanned + btoi(kind == fileOther); n > 0 {
+			r.Header[HeaderUnscanned] = []string{strconv.Itoa(n)}
 		}
 		if original != nil {
 			setBody(r, original)
@@ -86,7 +87,10 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, errUnscannableFile)
 	}
 	units := []scanUnit{textUnit(0, "body", text, len(data), kind != fileText)}
-	out, action := f.judge(r, units, 0)
+	if u, ok := jsonStringUnit(0, "body", data); ok {
+		units = append(units, u)
+	}
+	out, action := f.judge(r, units, bf.unscanned)
 	switch action {
 	case actionRefuse:
 		return true, f.refuse(w, r, fam, out.refusal)
@@ -101,4 +105,36 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	setBody(r, original)
 	return true, next.ServeHTTP(w, r)
+}
+
+// readHead reads the first headLen bytes of a raw body, and on past them
+// while they are all blank (whitespace, NUL, a byte order mark), at most
+// max bytes: Ollama and llama.cpp skip any run of whitespace before a JSON
+// value, so whether the body is JSON is decided by its first other byte.
+func readHead(body io.Reader, max int64) ([]byte, error) {
+	head := make([]byte, 0, headLen)
+	for {
+		from := len(head)
+		n, err := io.ReadFull(body, head[len(head):cap(head)])
+		head = head[:len(head)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return head, nil
+		}
+		if err != nil {
+			return head, err
+		}
+		// Past the first read only the new bytes need a look: the BOM
+		// can only lead.
+		if from == 0 && !blankHead(head) || from > 0 && !blankHead(head[from:]) || int64(len(head)) > max {
+			return head, nil
+		}
+		head = slices.Grow(head, sniffLen)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

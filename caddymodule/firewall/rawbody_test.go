@@ -33,7 +33,7 @@ func TestRawUploads(t *testing.T) {
 		{"us-ascii with other bytes", "/upload/v1beta/files", "text/plain; charset=us-ascii", "Ign\xf6re", 415, "unsupported_charset", ""},
 		{"pdf without extractor", "/upload/v1beta/files", "application/pdf", "%PDF-1.4\n", 415, "unscannable_file", ""},
 		{"media above max_body", "/upload/v1beta/files", "image/png", binary, 0, "", ""},
-		{"binary as octet-stream", "/api/blobs/sha256:0", "application/octet-stream", "\x00\x01GGUF" + malText, 0, "", ""},
+		{"binary as octet-stream", "/api/blobs/sha256:0", "application/octet-stream", "GGUF\x03\x00" + strings.Repeat("\x00\x01\x02", 100) + malText, 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))

@@ -15,6 +15,8 @@ const (
 var (
 	errWebSocket = &failure{http.StatusForbidden, "websocket_not_scanned",
 		"Request blocked by prompt firewall: WebSocket messages are not scanned, so WebSocket upgrades are refused"}
+	errDirectSession = &failure{http.StatusForbidden, "websocket_not_scanned",
+		"Request blocked by prompt firewall: a Realtime call or ephemeral key connects the client to the model directly, where no message is scanned"}
 	errUpgrade = &failure{http.StatusForbidden, "upgrade_not_scanned",
 		"Request blocked by prompt firewall: the bytes of a protocol upgrade or tunnel are not scanned"}
 )
@@ -60,8 +62,13 @@ func hasToken(tokens []string, want string) bool {
 // configuration does not let through, or the ResponseWriter to go on with
 // (with `websocket scan`, one that reads the client's messages through a
 // scanner). A WebSocket passes only with `websocket pass` or `scan`; any
-// other upgrade or tunnel is refused whatever the option.
+// other upgrade or tunnel is refused whatever the option. A request that
+// sets up a session the firewall never sees (directSession) passes only
+// with `websocket pass`.
 func (f *Firewall) upgrade(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *failure) {
+	if directSession(r.URL.Path) && f.WebSocket != WebSocketPass {
+		return w, errDirectSession
+	}
 	sw, ws := protocolSwitch(r)
 	switch {
 	case !sw:
@@ -74,4 +81,29 @@ func (f *Firewall) upgrade(w http.ResponseWriter, r *http.Request) (http.Respons
 		return f.scanWebSocket(w, r), nil
 	}
 	return w, errWebSocket
+}
+
+// directSession reports whether r sets up a session whose messages go
+// between the client and the provider without passing here: an OpenAI (or
+// Azure) Realtime call over WebRTC (.../realtime/calls, its SDP answer
+// opens a data channel to OpenAI), or an ephemeral key for one
+// (.../realtime/client_secrets, .../realtime/sessions,
+// .../realtime/transcription_sessions, Azure's .../realtimeapi/sessions),
+// or a Gemini ephemeral token for Live (.../auth_tokens). The websocket
+// option applies to them as to a WebSocket upgrade; scan cannot reach
+// their messages, so only pass lets them through.
+func directSession(p string) bool {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range segs {
+		switch {
+		case strings.EqualFold(s, "auth_tokens"):
+			return true
+		case i+1 < len(segs) && (strings.EqualFold(s, "realtime") || strings.EqualFold(s, "realtimeapi")):
+			switch strings.ToLower(segs[i+1]) {
+			case "calls", "client_secrets", "sessions", "transcription_sessions":
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -149,7 +149,7 @@ func (s *wsScanner) frame() error {
 func (s *wsScanner) blocked() bool {
 	var req *llmreq.Request
 	switch {
-	case looksJSON(s.msg[:min(len(s.msg), sniffLen)]):
+	case looksJSON(s.msg):
 		var err error
 		if req, err = llmreq.Parse(s.r.URL.Path, s.msg); err != nil {
 			return true // not scannable: closed

@@ -92,6 +92,7 @@ func TestWSScanner(t *testing.T) {
 		{"suspicious is blocked, not rewritten", block, [][]byte{wsFrame(true, wsText, realtimeItem(suspText))}, 0, errWSBlocked, nil},
 		{"invalid json", block, [][]byte{wsFrame(true, wsText, `{"type": `)}, 0, errWSBlocked, nil},
 		{"invalid utf-8 text", block, [][]byte{wsFrame(true, wsText, "Ign\xf6re")}, 0, errWSBlocked, nil},
+		{"padded json in a binary message", block, [][]byte{wsFrame(true, wsBinary, strings.Repeat(" ", 600)+`{"type": "conversation.item.create", "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "`+escaped(malText)+`"}]}}`)}, 0, errWSBlocked, nil},
 		{"binary media passes", block, [][]byte{wsFrame(true, wsBinary, "\x00\x01"+malText)}, 1, nil, nil},
 		{"log lets it through", shadow, [][]byte{wsFrame(true, wsText, realtimeItem(malText))}, 1, nil, nil},
 		{"unmasked", block, [][]byte{wsFrame(true, wsText, "{}", "unmasked")}, 0, errWSProtocol, nil},
