@@ -70,24 +70,3 @@ func TestDeclaredMediaRead(t *testing.T) {
 		})
 	}
 }
-
-func TestMostlyText(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want bool
-	}{
-		{"\x89PNG\r\n\x1a\n" + malText, true},
-		{"\x00" + malText, true},
-		{strings.Repeat("\x00", 16) + "héllo wörld, ünïcode", true},
-		{strings.Repeat("a", 16), false}, // nothing past the header
-		{strings.Repeat("\x00\x01\x02\xfe", 200) + malText, false},
-		{strings.Repeat("x", 16) + strings.Repeat("a", 90) + strings.Repeat("\x00", 10), true},
-		{strings.Repeat("x", 16) + strings.Repeat("a", 89) + strings.Repeat("\x00", 11), false},
-		{strings.Repeat("x", 16) + strings.Repeat("\xff", 4096) + malText, false},      // only the window counts
-		{strings.Repeat("x", 16) + "a" + strings.Repeat("é", 2047) + "\xc3\xa9", true}, // a rune cut by the window
-	} {
-		if got := mostlyText([]byte(tc.in)); got != tc.want {
-			t.Errorf("mostlyText(%.40q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}

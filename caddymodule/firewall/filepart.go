@@ -3,7 +3,6 @@ package firewall
 import (
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/filetext"
 )
@@ -84,7 +83,7 @@ func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
 	switch fs := filetext.Sniff(head); {
 	case sniffed == "application/pdf", fs == filetext.PDF:
 		return filePDF, nil
-	case strings.HasPrefix(sniffed, "text/"), fs == filetext.Text, mostlyText(head):
+	case strings.HasPrefix(sniffed, "text/"), fs == filetext.Text, filetext.MostlyText(head):
 		return fileText, nil
 	case k == fileMedia && fs != filetext.Media && !mediaSniff(sniffed):
 		return fileOther, nil
@@ -99,33 +98,4 @@ const headLen = 16 + 4096
 func mediaSniff(sniffed string) bool {
 	return strings.HasPrefix(sniffed, "image/") || strings.HasPrefix(sniffed, "audio/") ||
 		strings.HasPrefix(sniffed, "video/") || sniffed == "application/ogg"
-}
-
-// mostlyText reports whether data is mostly text after a header a reader
-// would skip: after the first 16 bytes, at least 90% of the next 4 KiB
-// is printable ASCII, whitespace or valid UTF-8. Nothing after the first
-// 16 bytes is not text. No real image, audio or video passes this.
-func mostlyText(data []byte) bool {
-	if len(data) <= 16 {
-		return false
-	}
-	w := data[16:min(len(data), headLen)]
-	good := 0
-	for i := 0; i < len(w); {
-		c := w[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' {
-				good++
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(w[i:])
-		if r != utf8.RuneError || n > 1 || !utf8.FullRune(w[i:]) {
-			// A rune the window cuts counts as text.
-			good += n
-		}
-		i += n
-	}
-	return good*10 >= len(w)*9
 }
