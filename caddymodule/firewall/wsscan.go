@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/filetext"
 	"github.com/promptwall/promptwall/llmreq"
 )
 
@@ -159,6 +161,9 @@ func (s *wsScanner) blocked() bool {
 			return true // RFC 6455 8.1: the peer fails the connection anyway
 		}
 		req = textUnit(0, "message", string(s.msg), 0, true).req
+	case filetext.MostlyText(s.msg):
+		// A binary message that is text a reader would take as such.
+		req = textUnit(0, "message", strings.ToValidUTF8(string(s.msg), "\uFFFD"), 0, true).req
 	default:
 		return false
 	}
