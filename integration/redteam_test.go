@@ -95,6 +95,7 @@ func TestRedTeam(t *testing.T) {
 	cases = append(cases, rtTransportCases(t)...)
 	cases = append(cases, rtSanitizeCases(t)...)
 	cases = append(cases, rtJSONCases(t)...)
+	cases = append(cases, rtSecondCases()...)
 	seen := map[string]bool{}
 	for i := range cases {
 		c := &cases[i]
