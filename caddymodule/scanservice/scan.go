@@ -97,6 +97,7 @@ type Handler struct {
 	engine      *enginepool.Handle
 	rulesETag   string
 	store       *sharedStore
+	holders     *users // the config and the requests in flight that hold engine and store
 	fac         *x402.Facilitator
 	network     x402.Network
 	amount      string // price in USDC units, e.g. "10000"
@@ -223,6 +224,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.store, err = openShared(ctx, cfg); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
+	eng, st := h.engine, h.store
+	h.holders = new(users)
+	h.holders.start(func() error {
+		eng.Release()
+		return st.release()
+	})
 	go h.prune(ctx, h.store)
 
 	if h.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
@@ -266,15 +273,18 @@ func (h *Handler) Validate() error {
 
 // Cleanup releases the engine and the store; both are shared, so a reload
 // that keeps them does not close them.
+//
+// Requests still in flight keep both until they are done (lifetime.go):
+// Caddy cleans a replaced config up while its server may still serve.
 func (h *Handler) Cleanup() error {
-	h.engine.Release()
-	h.engine = nil
-	if h.store != nil {
-		err := h.store.release()
-		h.store = nil
-		return err
+	if h.holders == nil {
+		// Provisioning stopped before the store: only the engine is held.
+		if h.engine != nil {
+			h.engine.Release()
+		}
+		return nil
 	}
-	return nil
+	return h.holders.release()
 }
 
 // ServeHTTP dispatches on the last path segment.
@@ -291,6 +301,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	sw := &statusWriter{ResponseWriter: w}
+	if h.holders == nil || !h.holders.acquire() {
+		// The config is gone (a request that arrives after its cleanup).
+		writeError(sw, http.StatusServiceUnavailable, "store_unavailable", "the service is reloading; retry")
+		h.metrics.request(endpoint, sw.status())
+		return nil
+	}
+	defer h.holders.release()
 	switch endpoint {
 	case "rules":
 		h.serveRules(sw, r)
