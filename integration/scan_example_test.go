@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,9 +14,10 @@ import (
 	"github.com/promptwall/promptwall/x402"
 )
 
-// TestCaddyfileExampleScan runs Caddyfile.example as shipped: free without
-// a wallet, paid as soon as PROMPTWALL_PAY_TO and PROMPTWALL_FACILITATOR
-// are set.
+// TestCaddyfileExampleScan runs Caddyfile.example as shipped: free by
+// default, paid with PROMPTWALL_SCAN_MODE=paid and PROMPTWALL_PAY_TO and
+// PROMPTWALL_FACILITATOR set, and in paid mode without a wallet it does not
+// start at all (never free by itself).
 func TestCaddyfileExampleScan(t *testing.T) {
 	example, err := os.ReadFile("../Caddyfile.example")
 	if err != nil {
@@ -59,6 +62,21 @@ func TestCaddyfileExampleScan(t *testing.T) {
 		}
 	})
 
+	t.Run("paid without a wallet does not start", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "Caddyfile")
+		if err := os.WriteFile(cfg, example, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(caddyBin, "validate", "--config", cfg, "--adapter", "caddyfile")
+		cmd.Env = append(os.Environ(), "PROMPTWALL_SCAN_MODE=paid", "PROMPTWALL_PAY_TO=", "PROMPTWALL_FACILITATOR=http://127.0.0.1:1",
+			"XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "pay_to is empty") {
+			t.Fatalf("paid mode without a wallet: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("paid", func(t *testing.T) {
 		fac := startGoFacilitator(t)
 		merchant := newGoPayer("example merchant")
@@ -68,6 +86,7 @@ func TestCaddyfileExampleScan(t *testing.T) {
 			fmt.Sprintf("PROMPTWALL_SCAN_PORT=%d", port),
 			fmt.Sprintf("PROMPTWALL_FIREWALL_PORT=%d", freePort(t)),
 			fmt.Sprintf("CADDY_ADMIN=127.0.0.1:%d", freePort(t)),
+			"PROMPTWALL_SCAN_MODE=paid",
 			"PROMPTWALL_PAY_TO=" + merchant.addr,
 			"PROMPTWALL_FACILITATOR=" + fac.URL,
 		}, addr)

@@ -45,11 +45,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		rulebook     <file>
 //	}
 //
-// pay_to is required unless free is given. An empty pay_to (`pay_to ""`,
-// which is what `pay_to "{$WALLET}"` gives when WALLET is unset) means no
-// wallet is configured, and turns on free: this is how one Caddyfile serves
-// free internally and paid where a wallet is set. The JSON shows the
-// outcome as "free": true. An empty facilitator URL likewise means none.
+// pay_to is required unless free is given, on its own line. The money path
+// fails closed: an empty pay_to (`pay_to ""`, which is what
+// `pay_to "{$WALLET}"` gives when WALLET is unset) is an error, never a free
+// service. An empty facilitator URL means none (and a paid service then
+// fails validation).
 //
 // Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
 // precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
@@ -60,14 +60,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	emptyPayTo := false
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "pay_to":
 			if !d.AllArgs(&h.PayTo) {
 				return d.ArgErr()
 			}
-			emptyPayTo = h.PayTo == ""
+			if h.PayTo == "" {
+				return d.Err("pay_to is empty (an unset environment variable?): give the Solana wallet that receives the USDC, or write free on its own line for a service without payment")
+			}
 		case "network":
 			if !d.AllArgs(&h.Network) {
 				return d.ArgErr()
@@ -136,9 +137,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unrecognized prompt_scan subdirective '%s'", d.Val())
 		}
-	}
-	if emptyPayTo {
-		h.Free = true
 	}
 	return nil
 }

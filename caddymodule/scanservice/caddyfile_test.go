@@ -22,6 +22,7 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"argument on directive", "prompt_scan free", "wrong argument count"},
 		{"unknown network", "prompt_scan {\n network ethereum\n}", "unknown network 'ethereum'"},
 		{"pay_to twice", "prompt_scan {\n pay_to a b\n}", "wrong argument count"},
+		{"pay_to empty is no free service", "prompt_scan {\n pay_to \"\"\n facilitator https://f.example\n price 0.01\n}", "pay_to is empty (an unset environment variable?)"},
 		{"free with argument", "prompt_scan {\n free yes\n}", "wrong argument count"},
 		{"bad limit", "prompt_scan {\n precheck_daily_limit 0\n}", "must be a positive number or 'unlimited'"},
 		{"bad interval", "prompt_scan {\n precheck_interval soon\n}", "must be a duration or 'none'"},
