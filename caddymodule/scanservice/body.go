@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/promptwall/promptwall/x402"
 )
@@ -22,6 +23,18 @@ type request struct {
 // called before anything is charged, so a request that cannot be answered
 // never costs a pre-check or a payment.
 func readRequest(w http.ResponseWriter, r *http.Request, wantCaller bool) (request, bool) {
+	for _, line := range r.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(line, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				// Bodies are 64 KiB at most: a client can send them as
+				// they are, and nothing here inflates a hostile one.
+				w.Header().Set("Accept-Encoding", "identity")
+				writeError(w, http.StatusUnsupportedMediaType, codeUnsupportedEncoding,
+					fmt.Sprintf("Content-Encoding %q is not accepted; send the body unencoded (identity)", c))
+				return request{}, false
+			}
+		}
+	}
 	if r.ContentLength > MaxBodyBytes {
 		writeError(w, http.StatusRequestEntityTooLarge, codeBodyTooLarge,
 			fmt.Sprintf("the body is %d bytes; at most %d are accepted", r.ContentLength, MaxBodyBytes))

@@ -9,18 +9,19 @@ import (
 
 // Error codes of the {"error": {"code", "message"}} bodies.
 const (
-	codeInvalidJSON        = "invalid_json"
-	codeMissingText        = "missing_text"
-	codeInvalidText        = "invalid_text"
-	codeBodyTooLarge       = "body_too_large"
-	codeTextTooLarge       = "text_too_large"
-	codeInvalidCaller      = "invalid_caller"
-	codeRateLimited        = "rate_limited"
-	codeMethodNotAllowed   = "method_not_allowed"
-	codeInvalidPayment     = "invalid_payment"
-	codeFacilitatorUnavail = "facilitator_unavailable"
-	codeStoreUnavailable   = "store_unavailable"
-	codeLedgerUnavailable  = "ledger_unavailable"
+	codeInvalidJSON         = "invalid_json"
+	codeMissingText         = "missing_text"
+	codeInvalidText         = "invalid_text"
+	codeBodyTooLarge        = "body_too_large"
+	codeUnsupportedEncoding = "unsupported_encoding"
+	codeTextTooLarge        = "text_too_large"
+	codeInvalidCaller       = "invalid_caller"
+	codeRateLimited         = "rate_limited"
+	codeMethodNotAllowed    = "method_not_allowed"
+	codeInvalidPayment      = "invalid_payment"
+	codeFacilitatorUnavail  = "facilitator_unavailable"
+	codeStoreUnavailable    = "store_unavailable"
+	codeLedgerUnavailable   = "ledger_unavailable"
 )
 
 // apiError is the body of every error answer but the 402s, which carry the

@@ -303,7 +303,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	sw := &statusWriter{ResponseWriter: w}
 	if h.holders == nil || !h.holders.acquire() {
 		// The config is gone (a request that arrives after its cleanup).
-		writeError(sw, http.StatusServiceUnavailable, "store_unavailable", "the service is reloading; retry")
+		writeError(sw, http.StatusServiceUnavailable, codeStoreUnavailable, "the service is reloading; retry")
 		h.metrics.request(endpoint, sw.status())
 		return nil
 	}

@@ -381,3 +381,32 @@ func TestPruneInBackground(t *testing.T) {
 		t.Fatal("a counter younger than two days was pruned")
 	}
 }
+
+// TestEncodedBodiesRefused: a body with a Content-Encoding gets 415 with
+// Accept-Encoding: identity, before anything is counted or charged; the
+// same body unencoded is answered.
+func TestEncodedBodiesRefused(t *testing.T) {
+	th := newTestHandler(t, &Handler{Free: true, PrecheckDailyLimit: 1})
+	b, _ := json.Marshal(map[string]string{"text": injection, "caller": payerAddr})
+	for _, enc := range []string{"gzip", "br", "identity, gzip", "x-custom"} {
+		for _, path := range []string{"/scan", "/precheck"} {
+			w := th.do(t, "POST", path, string(b), http.Header{"Content-Encoding": {enc}})
+			if w.Code != 415 || errorCode(t, w) != "unsupported_encoding" || w.Header().Get("Accept-Encoding") != "identity" {
+				t.Errorf("%s %s: %d %q %q", path, enc, w.Code, errorCode(t, w), w.Header().Get("Accept-Encoding"))
+			}
+		}
+	}
+	// The refused pre-checks cost nothing: the day's one is still there.
+	for _, enc := range []string{"", "identity"} {
+		hdr := http.Header{}
+		if enc != "" {
+			hdr.Set("Content-Encoding", enc)
+		}
+		if w := th.do(t, "POST", "/scan", string(b), hdr); w.Code != 200 {
+			t.Errorf("unencoded (%q) scan: %d %s", enc, w.Code, w.Body)
+		}
+	}
+	if w := th.do(t, "POST", "/precheck", string(b), nil); w.Code != 200 {
+		t.Errorf("pre-check after the refused ones: %d %s", w.Code, w.Body)
+	}
+}
