@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
+
 	"time"
 
 	_ "modernc.org/sqlite" // pure Go: no cgo, so the one binary stays static
@@ -52,11 +52,27 @@ PRAGMA user_version = 1;
 type SQLite struct {
 	db   *sql.DB
 	path string
-	// wmu serializes this process's writes so they queue in Go instead of
-	// polling SQLite's busy handler; other processes on the same file are
-	// still kept apart by SQLite's own locks (BEGIN IMMEDIATE, busy_timeout).
-	wmu sync.Mutex
+	// wlock serializes this process's writes so they queue in Go instead
+	// of polling SQLite's busy handler; other processes on the same file
+	// are still kept apart by SQLite's own locks (BEGIN IMMEDIATE,
+	// busy_timeout). It is a channel, not a mutex, so that each waiter
+	// gives up with its own context: while another process holds the file,
+	// the writes queued here must not each wait out the one before.
+	wlock chan struct{}
 }
+
+// lock takes the write lock, or fails with ctx's error when ctx ends
+// first; unlock gives it back.
+func (s *SQLite) lock(ctx context.Context) error {
+	select {
+	case s.wlock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("store: waiting for the database: %w", ctx.Err())
+	}
+}
+
+func (s *SQLite) unlock() { <-s.wlock }
 
 // OpenSQLite opens (creating on first use) the database file at path.
 // The file and its directory are made readable by the owner only.
@@ -87,7 +103,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &SQLite{db: db, path: abs}
+	s := &SQLite{db: db, path: abs, wlock: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -99,8 +115,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 func (s *SQLite) Path() string { return s.path }
 
 func (s *SQLite) migrate(ctx context.Context) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("store: reading %s: %w", s.path, err)
@@ -125,8 +143,10 @@ func (s *SQLite) migrate(ctx context.Context) error {
 // IMMEDIATE transaction: it takes the database's write lock before reading,
 // so no other connection or process can count between the two.
 func (s *SQLite) Precheck(ctx context.Context, caller string, now time.Time, limit int, interval time.Duration) (Quota, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return Quota{}, err
+	}
+	defer s.unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Quota{}, fmt.Errorf("store: pre-check: %w", err)
@@ -163,8 +183,10 @@ func (s *SQLite) Precheck(ctx context.Context, caller string, now time.Time, lim
 // Reserve implements Store with the key as primary key: the insert either
 // adds the row or, for a key already there, does nothing.
 func (s *SQLite) Reserve(ctx context.Context, key string, now time.Time) (bool, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.unlock()
 	res, err := s.db.ExecContext(ctx, "INSERT INTO payments (key, reserved_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
 		key, now.UTC().Format(ledgerTimeFormat))
 	if err != nil {
@@ -179,8 +201,10 @@ func (s *SQLite) Reserve(ctx context.Context, key string, now time.Time) (bool, 
 
 // Release implements Store.
 func (s *SQLite) Release(ctx context.Context, key string) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
 	if _, err := s.db.ExecContext(ctx, "DELETE FROM payments WHERE key = ?", key); err != nil {
 		return fmt.Errorf("store: releasing a payment: %w", err)
 	}
@@ -200,8 +224,10 @@ func (s *SQLite) Record(ctx context.Context, row LedgerRow) error {
 	if row.Price > 1<<63-1 {
 		return fmt.Errorf("store: recording a paid scan: price %d out of range", row.Price)
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
 	if _, err := s.db.ExecContext(ctx, "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)",
 		row.Payer, row.Time.UTC().Format(ledgerTimeFormat), int64(row.Price), row.Verdict, string(cj)); err != nil {
 		return fmt.Errorf("store: recording a paid scan: %w", err)
@@ -243,8 +269,10 @@ func (s *SQLite) Ledger(ctx context.Context, from, to time.Time) ([]LedgerRow, e
 
 // Prune implements Store.
 func (s *SQLite) Prune(ctx context.Context, before time.Time) (int64, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.unlock()
 	res, err := s.db.ExecContext(ctx, "DELETE FROM precheck WHERE last_ms < ?", before.UnixMilli())
 	if err != nil {
 		return 0, fmt.Errorf("store: pruning pre-check counters: %w", err)
@@ -255,8 +283,8 @@ func (s *SQLite) Prune(ctx context.Context, before time.Time) (int64, error) {
 // Close implements Store. It checkpoints the WAL into the database file so
 // a cleanly stopped server leaves one self-contained file behind.
 func (s *SQLite) Close() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	s.wlock <- struct{}{}
+	defer s.unlock()
 	// Best effort: another process may hold the database open.
 	s.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	return s.db.Close()

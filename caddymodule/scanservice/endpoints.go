@@ -2,6 +2,7 @@ package scanservice
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -53,7 +54,9 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	q, err := h.store.Precheck(r.Context(), req.Caller, h.now(), h.limit, h.interval)
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	defer cancel()
+	q, err := h.store.Precheck(ctx, req.Caller, h.now(), h.limit, h.interval)
 	if err != nil {
 		h.logger.Error("pre-check quota", zap.Error(err))
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the quota store is unavailable; try again shortly")

@@ -20,6 +20,12 @@ import (
 // must still get its row.
 const ledgerWriteTimeout = 10 * time.Second
 
+// storeTimeout bounds each request's wait for a store operation before
+// money moves (a pre-check, reserving a payment key, releasing it), on its
+// own: while another process holds the database, each request gives up at
+// its own deadline, not after the requests queued before it.
+const storeTimeout = 10 * time.Second
+
 // serveScan answers POST /scan: the full result, free or against an x402
 // payment. The order is what keeps the promises: the body is checked
 // before any payment is asked for or taken; a payment key is reserved
@@ -122,7 +128,9 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 // has answered the request.
 func (h *Handler) charge(ctx context.Context, w http.ResponseWriter, offer x402.PaymentRequired,
 	payload *x402.PaymentPayload, accepted x402.Requirements, checked *x402.Checked) (*x402.SettleResponse, string, bool) {
-	reserved, err := h.store.Reserve(ctx, checked.Key, h.now())
+	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	reserved, err := h.store.Reserve(rctx, checked.Key, h.now())
+	cancel()
 	if err != nil {
 		h.unavailableStore(w, err)
 		return nil, "", false
@@ -256,7 +264,9 @@ func (h *Handler) unavailableStore(w http.ResponseWriter, err error) {
 // release frees a payment key after a definite failure. If that fails the
 // key stays used: the safe side, the client pays with a new transaction.
 func (h *Handler) release(key string) {
-	if err := h.store.Release(context.Background(), key); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := h.store.Release(ctx, key); err != nil {
 		h.logger.Error("releasing a payment key", zap.Error(err))
 	}
 }
