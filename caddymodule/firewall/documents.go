@@ -41,7 +41,9 @@ func (f *Firewall) extractLimits() filetext.Limits {
 var (
 	errTokenIDs = &failure{http.StatusBadRequest, "token_ids_not_scanned",
 		"Request blocked by prompt firewall: a prompt given as token ids cannot be scanned"}
-	errUnscannedFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
+	// errUnscannableFile: a file the firewall cannot read, refused because
+	// unscannable_files says so or because its reading failed.
+	errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
 		"Request blocked by prompt firewall: the request carries a file whose text cannot be read for scanning"}
 	errUnreadableFile = &failure{http.StatusBadRequest, "unreadable_file",
 		"Request blocked by prompt firewall: a file in the request does not decode (invalid base64 or percent-encoding)"}
@@ -71,7 +73,7 @@ func (f *Firewall) scanUnreadable(req *llmreq.Request, o *outcome, client uint64
 			return
 		case state == docUnscanned:
 			if f.UnscannableFiles == UnscannedRefuse {
-				o.refusal = errUnscannedFile
+				o.refusal = errUnscannableFile
 				return
 			}
 			o.unscanned++

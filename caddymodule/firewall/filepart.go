@@ -46,9 +46,6 @@ var kindOfFiletext = map[filetext.Kind]fileKind{
 	filetext.Text: fileText, filetext.PDF: filePDF, filetext.Media: fileMedia, filetext.Other: fileOther,
 }
 
-var errUnscannableFile = &failure{http.StatusUnsupportedMediaType, "unscannable_file",
-	"Request blocked by prompt firewall: an uploaded document's text cannot be read for scanning"}
-
 // jsonlFile reports whether a text file is JSON Lines by its name or type.
 func jsonlFile(mediaType, filename string) bool { return filetext.JSONLines(mediaType, filename) }
 

@@ -188,7 +188,7 @@ func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*out
 	start := time.Now()
 	total := &outcome{verdict: engine.Safe, unscanned: unscanned}
 	if unscanned > 0 && f.UnscannableFiles == UnscannedRefuse {
-		total.refusal = errUnscannedFile
+		total.refusal = errUnscannableFile
 		return total, actionRefuse
 	}
 	for i := range units {

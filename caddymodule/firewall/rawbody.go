@@ -56,7 +56,7 @@ func (f *Firewall) serveRaw(w http.ResponseWriter, r *http.Request, next caddyht
 		return true, f.refuse(w, r, fam, fe)
 	}
 	if kind == fileOther && f.UnscannableFiles == UnscannedRefuse {
-		return true, f.refuse(w, r, fam, errUnscannedFile)
+		return true, f.refuse(w, r, fam, errUnscannableFile)
 	}
 	if kind != fileText && kind != filePDF {
 		if n := bf.unscanned + btoi(kind == fileOther); n > 0 {
