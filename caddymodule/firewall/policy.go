@@ -127,8 +127,9 @@ func (p *policy) sanitized(e *engine.Engine, text string, res *engine.Result) st
 	if !all || b == nil {
 		b = e.Sanitize(unsafe.Slice(unsafe.StringData(text), len(text)), keep)
 	}
-	// The bytes are the result's, or new: nothing writes them (see
-	// replacements).
+	// The bytes are the result's (Result.Sanitized is read-only by its
+	// contract) or new, and nothing keeps them past the request: a copy
+	// would cost as much as the text again.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
