@@ -1,7 +1,7 @@
 // Package scanservice is the standalone scan service of the published
 // rulebook as a Caddy HTTP handler, http.handlers.prompt_scan: GET /rules,
 // the free POST /precheck and the paid POST /scan (x402 version 2, exact
-// scheme on Solana).
+// scheme on Solana), and both as MCP tools at /mcp (mcp.go).
 //
 // The submitted text lives only in memory for the length of its request:
 // it is never logged, never a metric label, never written to the store.
@@ -28,6 +28,7 @@ import (
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/mcp"
 	"github.com/promptwall/promptwall/store"
 	"github.com/promptwall/promptwall/x402"
 )
@@ -51,7 +52,7 @@ const (
 )
 
 // Handler is the scan service, http.handlers.prompt_scan. Requests whose
-// path ends in /rules, /precheck or /scan are answered here; every other
+// path ends in /rules, /precheck, /scan or /mcp are answered here; every other
 // request goes to the next handler, so the service can live under any
 // prefix and share a site with other routes.
 type Handler struct {
@@ -105,6 +106,7 @@ type Handler struct {
 	limit       int
 	interval    time.Duration
 	feePayers   *feePayerCache
+	mcpServer   *mcp.Server
 	metrics     *metrics
 	logger      *zap.Logger
 	now         func() time.Time
@@ -211,6 +213,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	sum := sha256.Sum256(h.engine.Engine.Rulebook().Raw)
 	h.rulesETag = `"` + hex.EncodeToString(sum[:]) + `"`
+	h.mcpServer = h.newMCPServer()
 
 	cfg := store.Config{Driver: "sqlite", Path: filepath.Join(caddy.AppDataDir(), "promptwall", "scan.db")}
 	if h.Store != nil {
@@ -297,6 +300,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		endpoint = "precheck"
 	case "scan":
 		endpoint = "scan"
+	case "mcp":
+		endpoint = "mcp"
 	default:
 		return next.ServeHTTP(w, r)
 	}
@@ -315,6 +320,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		h.servePrecheck(sw, r)
 	case "scan":
 		h.serveScan(sw, r)
+	case "mcp":
+		h.serveMCP(sw, r)
 	}
 	h.metrics.request(endpoint, sw.status())
 	return nil
