@@ -97,7 +97,7 @@ func (h *Handler) newMCPServer() *mcp.Server {
 			{
 				Name:  "precheck_text",
 				Title: "Prompt-injection pre-check (free)",
-				Description: fmt.Sprintf("Free verdict (clean, suspicious or malicious) for a text about to be given to an LLM. "+
+				Description: fmt.Sprintf("Free verdict (safe, suspicious or malicious) for a text about to be given to an LLM. "+
 					"Limited per caller wallet: %s. Returns {verdict, rules_id}.", h.quotaText()),
 				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 					`"text":{"type":"string","maxLength":8000,"description":"the text to check, at most 8000 UTF-16 units"},` +

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/x402"
 )
 
@@ -294,5 +295,57 @@ func TestMCPScanRefusals(t *testing.T) {
 				t.Fatalf("a refused call wrote a ledger row: %+v", rows)
 			}
 		})
+	}
+}
+
+func TestMCPLedgerFailureReleasesNothing(t *testing.T) {
+	f := newFakeFacilitator(t)
+	th := paidHandler(t, f, nil)
+	offer := paymentRequiredOf(t, th.callTool(t, "scan_text", map[string]any{"text": "hi"}, nil))
+	real := th.store.Store
+	th.store.Store = failingStore{real}
+	defer func() { th.store.Store = real }()
+	res := th.callTool(t, "scan_text", map[string]any{"text": "hi"}, map[string]any{metaPayment: paymentObject(t, payment(t, offer, nil))})
+	var e apiError
+	json.Unmarshal(res.StructuredContent, &e)
+	if !res.IsError || e.Error.Code != codeLedgerUnavailable || strings.Contains(string(res.StructuredContent), "verdict") {
+		t.Fatalf("ledger write failed: %s", res.StructuredContent)
+	}
+	// The proof of payment still reaches the client, to be made good.
+	var sr x402.SettleResponse
+	if err := json.Unmarshal(res.Meta[metaPaymentResponse], &sr); err != nil || !sr.Success {
+		t.Fatalf("payment response %s", res.Meta[metaPaymentResponse])
+	}
+}
+
+func TestMCPEndpoint(t *testing.T) {
+	th := newTestHandler(t, &Handler{Free: true})
+	tests := []struct {
+		name   string
+		method string
+		target string
+		status int
+	}{
+		{"GET opens no stream", http.MethodGet, "/v1/mcp", http.StatusMethodNotAllowed},
+		{"DELETE ends no session", http.MethodDelete, "/v1/mcp", http.StatusMethodNotAllowed},
+		{"other paths pass on", http.MethodGet, "/v1/mcpx", http.StatusTeapot},
+	}
+	for _, tt := range tests {
+		if w := th.do(t, tt.method, tt.target, "", nil); w.Code != tt.status {
+			t.Errorf("%s: %d, want %d", tt.name, w.Code, tt.status)
+		}
+	}
+
+	before := counterValue(theMetrics.requests.WithLabelValues("mcp", "200"))
+	res := th.callTool(t, "scan_text", map[string]any{"text": "What is the capital of France?"}, nil)
+	var full scanResponse
+	if res.IsError || json.Unmarshal(res.StructuredContent, &full.Result) != nil || full.Result.Verdict != engine.Safe {
+		t.Fatalf("free scan_text: %s", res.StructuredContent)
+	}
+	if _, ok := res.Meta[metaPaymentResponse]; ok {
+		t.Fatal("a free scan reports a payment")
+	}
+	if got := counterValue(theMetrics.requests.WithLabelValues("mcp", "200")) - before; got != 1 {
+		t.Fatalf("requests_total{mcp,200} grew by %v, want 1", got)
 	}
 }
