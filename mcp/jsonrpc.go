@@ -188,7 +188,9 @@ type response struct {
 
 // encodeResponse marshals the answer to id: result, or rpcErr when it is
 // not nil. A nil id (the request's could not be read) is encoded as null.
-func encodeResponse(id json.RawMessage, result any, rpcErr *Error) []byte {
+// ok is false when result could not be encoded and an internal error
+// stands in its place.
+func encodeResponse(id json.RawMessage, result any, rpcErr *Error) (b []byte, ok bool) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -202,6 +204,7 @@ func encodeResponse(id json.RawMessage, result any, rpcErr *Error) []byte {
 		// the client still gets a well-formed answer to its id.
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id,
 			Error: &Error{Code: CodeInternalError, Message: "the result could not be encoded"}})
+		return b, false
 	}
-	return b
+	return b, true
 }

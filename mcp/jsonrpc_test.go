@@ -105,8 +105,9 @@ func TestEncodeResponse(t *testing.T) {
 			if tt.id != "" {
 				id = []byte(tt.id)
 			}
-			if got := string(encodeResponse(id, tt.result, tt.err)); got != tt.want {
-				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			got, ok := encodeResponse(id, tt.result, tt.err)
+			if string(got) != tt.want || ok != (tt.name != "unencodable") {
+				t.Fatalf("got  %s (ok %v)\nwant %s", got, ok, tt.want)
 			}
 		})
 	}

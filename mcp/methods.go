@@ -52,6 +52,11 @@ type Result struct {
 	StructuredContent any            `json:"structuredContent,omitempty"`
 	IsError           bool           `json:"isError,omitempty"`
 	Meta              map[string]any `json:"_meta,omitempty"`
+
+	// Sent, if set, is told once the answer carrying this result was
+	// written to the connection (true) or could not be (false): a tool
+	// whose result must be given exactly once learns whether it was.
+	Sent func(delivered bool) `json:"-"`
 }
 
 // toolWire is a tool as tools/list describes it.

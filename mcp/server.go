@@ -141,7 +141,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, perr := parseMessage(body, maxDepth)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, encodeResponse(msg.id, nil, perr))
+		b, _ := encodeResponse(msg.id, nil, perr)
+		writeJSON(w, http.StatusBadRequest, b)
 		return
 	}
 	if msg.kind != kindRequest {
@@ -152,7 +153,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, r)
 	result, rpcErr := s.call(ctx, msg, version)
-	writeJSON(w, http.StatusOK, encodeResponse(msg.id, result, rpcErr))
+	b, encoded := encodeResponse(msg.id, result, rpcErr)
+	err = writeJSON(w, http.StatusOK, b)
+	if res, ok := result.(*Result); ok && res.Sent != nil {
+		res.Sent(encoded && rpcErr == nil && err == nil)
+	}
 }
 
 // originAllowed reports whether a browser page from the request's Origin
@@ -197,14 +202,16 @@ func acceptsJSON(values []string) bool {
 
 // writeJSON answers status with a JSON-RPC message. Answers depend on the
 // request, so no cache may keep them.
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
+// The error is the write's: the client is gone.
+func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(body)
+	_, err := w.Write(body)
+	return err
 }
 
 // writeHTTPError answers a transport-level failure: an HTTP status with a
@@ -214,5 +221,6 @@ func writeHTTPError(w http.ResponseWriter, status int, msg string) {
 	if status == http.StatusRequestEntityTooLarge {
 		code = CodeParseError
 	}
-	writeJSON(w, status, encodeResponse(nil, nil, &Error{Code: code, Message: msg}))
+	b, _ := encodeResponse(nil, nil, &Error{Code: code, Message: msg})
+	writeJSON(w, status, b)
 }

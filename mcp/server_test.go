@@ -221,3 +221,41 @@ func TestChunkedBodyTooLarge(t *testing.T) {
 		t.Fatalf("status %d, want 413", w.Code)
 	}
 }
+
+// brokenWriter is a connection whose client has gone.
+type brokenWriter struct{ *httptest.ResponseRecorder }
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestSentTellsWhetherTheResultWentOut(t *testing.T) {
+	tests := []struct {
+		name       string
+		structured any
+		broken     bool
+		want       bool
+	}{
+		{"written", map[string]any{"ok": true}, false, true},
+		{"client gone", map[string]any{"ok": true}, true, false},
+		{"unencodable result", map[string]any{"f": func() {}}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var told []bool
+			s := &Server{Tools: []Tool{{Name: "once", Call: func(context.Context, json.RawMessage, json.RawMessage) (*Result, error) {
+				// No Content: the server's copy with [] must keep Sent.
+				return &Result{StructuredContent: tt.structured, Sent: func(ok bool) { told = append(told, ok) }}, nil
+			}}}}
+			r := httptest.NewRequest(http.MethodPost, "http://svc.example/mcp",
+				strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"once"}}`))
+			r.Header.Set("Content-Type", "application/json")
+			var w http.ResponseWriter = httptest.NewRecorder()
+			if tt.broken {
+				w = brokenWriter{httptest.NewRecorder()}
+			}
+			s.ServeHTTP(w, r)
+			if len(told) != 1 || told[0] != tt.want {
+				t.Fatalf("Sent got %v, want one call with %v", told, tt.want)
+			}
+		})
+	}
+}

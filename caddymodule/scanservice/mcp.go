@@ -203,7 +203,7 @@ func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mc
 // body, for the URL, host and TLS state of the MCP request, so the offer's
 // resource and the logs are what /scan would make of it.
 func (h *Handler) inner(ctx context.Context, body json.RawMessage, paymentSignature string,
-	serve func(http.ResponseWriter, *http.Request)) (*answer, error) {
+	serve func(http.ResponseWriter, *http.Request)) (*capture, error) {
 	outer := mcp.HTTPRequest(ctx)
 	if outer == nil {
 		return nil, fmt.Errorf("no HTTP request in the tool call's context")
@@ -217,27 +217,27 @@ func (h *Handler) inner(ctx context.Context, body json.RawMessage, paymentSignat
 	if paymentSignature != "" {
 		r.Header.Set(x402.HeaderPaymentSignature, paymentSignature)
 	}
-	ans := &answer{header: http.Header{}}
+	ans := &capture{header: http.Header{}}
 	serve(ans, r)
 	return ans, nil
 }
 
-// answer is an in-memory HTTP response of servePrecheck or serveScan.
-type answer struct {
+// capture is an in-memory HTTP response of servePrecheck or serveScan.
+type capture struct {
 	header http.Header
 	status int
 	body   []byte
 }
 
-func (a *answer) Header() http.Header { return a.header }
+func (a *capture) Header() http.Header { return a.header }
 
-func (a *answer) WriteHeader(code int) {
+func (a *capture) WriteHeader(code int) {
 	if a.status == 0 {
 		a.status = code
 	}
 }
 
-func (a *answer) Write(b []byte) (int, error) {
+func (a *capture) Write(b []byte) (int, error) {
 	if a.status == 0 {
 		a.status = http.StatusOK
 	}
@@ -246,11 +246,11 @@ func (a *answer) Write(b []byte) (int, error) {
 }
 
 // json is the body without writeJSON's final newline.
-func (a *answer) json() json.RawMessage { return bytes.TrimRight(a.body, "\n") }
+func (a *capture) json() json.RawMessage { return bytes.TrimRight(a.body, "\n") }
 
 // okResult is a successful tool result: the body as structured and text
 // content.
-func (a *answer) okResult() *mcp.Result {
+func (a *capture) okResult() *mcp.Result {
 	return &mcp.Result{
 		Content:           []mcp.Content{mcp.TextContent(string(a.json()))},
 		StructuredContent: a.json(),
@@ -259,7 +259,7 @@ func (a *answer) okResult() *mcp.Result {
 
 // errorResult is a failed tool result: the error body as structured
 // content, its message as text.
-func (a *answer) errorResult() *mcp.Result {
+func (a *capture) errorResult() *mcp.Result {
 	msg := a.errorMessage()
 	if msg == "" {
 		msg = http.StatusText(a.status)
@@ -271,18 +271,18 @@ func (a *answer) errorResult() *mcp.Result {
 	return res
 }
 
-func (a *answer) errorBody() errorBody {
+func (a *capture) errorBody() errorBody {
 	var e apiError
 	json.Unmarshal(a.body, &e) // an empty code and message if not an error body
 	return e.Error
 }
 
-func (a *answer) errorCode() string    { return a.errorBody().Code }
-func (a *answer) errorMessage() string { return a.errorBody().Message }
+func (a *capture) errorCode() string    { return a.errorBody().Code }
+func (a *capture) errorMessage() string { return a.errorBody().Message }
 
 // paymentRequired is the tool result of a 402: the PaymentRequired body,
 // with the settlement's response when there was one.
-func (a *answer) paymentRequired() (*mcp.Result, error) {
+func (a *capture) paymentRequired() (*mcp.Result, error) {
 	var pr x402.PaymentRequired
 	if err := json.Unmarshal(a.body, &pr); err != nil {
 		return nil, fmt.Errorf("reading our own payment requirements: %w", err)
@@ -309,9 +309,9 @@ func paymentRequiredResult(pr x402.PaymentRequired) (*mcp.Result, error) {
 	}, nil
 }
 
-// addPaymentResponse puts the answer's PAYMENT-RESPONSE, if any, in the
+// addPaymentResponse puts the captured PAYMENT-RESPONSE, if any, in the
 // result's _meta["x402/payment-response"].
-func (a *answer) addPaymentResponse(res *mcp.Result) {
+func (a *capture) addPaymentResponse(res *mcp.Result) {
 	h := a.header.Get(x402.HeaderPaymentResponse)
 	if h == "" {
 		return
