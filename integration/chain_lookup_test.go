@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -92,26 +91,18 @@ func TestChainFindsPaymentOnLocalnet(t *testing.T) {
 }
 
 // paymentTransaction decodes a PAYMENT-SIGNATURE header's transaction and
-// its transfer's source token account (TransferChecked's first account).
+// its transfer's source token account.
 func paymentTransaction(t *testing.T, header string) (*x402.Transaction, x402.PublicKey) {
 	t.Helper()
 	p, err := x402.DecodePaymentHeader(header)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire, err := base64.StdEncoding.DecodeString(p.Payload.Transaction)
+	tx, source, err := x402.PaymentTransaction(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := x402.ParseTransaction(wire)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &tx.Message
-	if len(m.Instructions) < 3 || len(m.Instructions[2].Accounts) != 4 {
-		t.Fatalf("instruction 3 is not the transfer: %+v", m.Instructions)
-	}
-	return tx, m.AccountKeys[m.Instructions[2].Accounts[0]]
+	return tx, source
 }
 
 // settlingSeller answers 402, then checks, verifies and settles a payment

@@ -31,7 +31,9 @@ import (
 // the search covered. And "not valid at S" also holds for a blockhash newer
 // than S (S does not know it yet), which may well land: so the verdict also
 // needs S's block time to be later than the moment the payment was received
-// (plus ClockSlack), when its blockhash already existed.
+// (plus ClockSlack), when its blockhash already existed. All of it assumes a
+// recent blockhash, not a durable nonce, which CheckExactSVM ensures (a
+// nonce advance would have to be the first instruction).
 
 // PaymentState is what the chain says about a payment.
 type PaymentState int
@@ -236,6 +238,33 @@ func (c *ChainClient) match(ctx context.Context, sig string, tx *Transaction) (F
 		return Fate{}, false, fmt.Errorf("solana RPC getTransaction %s: answered transaction %s", sig, id)
 	}
 	return Fate{State: PaymentLanded, Signature: sig, Slot: ct.Slot, Succeeded: ct.Err == nil, Err: ct.Err}, true, nil
+}
+
+// PaymentTransaction decodes a payment's transaction and returns it with
+// the source token account of its transfer (TransferChecked, instruction 3),
+// the account to search with FindPayment.
+func PaymentTransaction(p *PaymentPayload) (*Transaction, PublicKey, error) {
+	if p == nil {
+		return nil, PublicKey{}, errors.New("decoding payment transaction: no payload")
+	}
+	tx, err := decodeTransaction(p.Payload.Transaction)
+	if err != nil {
+		return nil, PublicKey{}, fmt.Errorf("decoding payment transaction: %w", err)
+	}
+	m := &tx.Message
+	if len(m.Instructions) < 3 || len(m.Instructions[2].Accounts) != 4 {
+		return nil, PublicKey{}, errors.New("decoding payment transaction: instruction 3 is not a transfer")
+	}
+	ix := m.Instructions[2]
+	if p := program(m, ix); p != TokenProgram && p != Token2022Program {
+		return nil, PublicKey{}, fmt.Errorf("decoding payment transaction: instruction 3 runs %s, not a token program", p)
+	}
+	// ParseTransaction checked that the index is in range; a payment loads
+	// no account from a lookup table, so it must be a static key.
+	if int(ix.Accounts[0]) >= len(m.AccountKeys) {
+		return nil, PublicKey{}, errors.New("decoding payment transaction: the transfer's source is not a static key")
+	}
+	return tx, m.AccountKeys[ix.Accounts[0]], nil
 }
 
 func (c *ChainClient) limits() (size, pages int, slack time.Duration) {

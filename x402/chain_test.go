@@ -362,3 +362,45 @@ func TestFindPayment(t *testing.T) {
 		})
 	}
 }
+
+func TestPaymentTransaction(t *testing.T) {
+	p := newPayment(t)
+	src, err := AssociatedTokenAddress(p.payer.pub, TokenProgram, mustPublicKey(Mainnet.USDCMint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := newPayment(t)
+	short.ixs = short.ixs[:2]
+	otherProgram := newPayment(t)
+	otherProgram.ixs[2].program = MemoProgram // the transfer's accounts, another program
+	notBase64 := &PaymentPayload{}
+	notBase64.Payload.Transaction = "!!"
+	cases := []struct {
+		name    string
+		payload *PaymentPayload
+		wantErr string
+	}{
+		{"payment", p.payload(), ""},
+		{"no payload", nil, "no payload"},
+		{"not base64", notBase64, "base64"},
+		{"two instructions", payloadFor(t, short.req, short.wire()), "not a transfer"},
+		{"another program", payloadFor(t, otherProgram.req, otherProgram.wire()), "not a token program"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, source, err := PaymentTransaction(tc.payload)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || tx != nil {
+					t.Fatalf("got %v, %v; want an error containing %q", tx, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if source != src || !references(&tx.Message, source) {
+				t.Fatalf("source %s, want the payer's token account %s", source, src)
+			}
+		})
+	}
+}

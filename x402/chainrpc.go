@@ -162,7 +162,6 @@ func parseBlockTime(res json.RawMessage) (int64, error) {
 // signatureEntry is one entry of getSignaturesForAddress.
 type signatureEntry struct {
 	Signature string `json:"signature"`
-	Slot      uint64 `json:"slot"`
 	BlockTime *int64 `json:"blockTime"`
 }
 
@@ -173,7 +172,7 @@ func parseSignaturePage(res json.RawMessage, limit int) ([]signatureEntry, error
 	if err := json.Unmarshal(res, &page); err != nil {
 		return nil, fmt.Errorf("getSignaturesForAddress: %v", err)
 	}
-	if page == nil && string(bytes.TrimSpace(res)) != "[]" {
+	if page == nil { // null; [] decodes to an empty, non-nil slice
 		return nil, fmt.Errorf("getSignaturesForAddress: answer is not a list: %s", snippet(res))
 	}
 	if len(page) > limit {
