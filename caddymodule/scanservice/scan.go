@@ -111,6 +111,9 @@ type Handler struct {
 	logger      *zap.Logger
 	now         func() time.Time
 	pruneEvery  time.Duration // tests shorten it
+	// reconcileEvery is how often payments left in flight are looked at
+	// (default reconcileEvery); tests shorten it.
+	reconcileEvery time.Duration
 }
 
 // FacilitatorConfig is where and how the facilitator is reached.
@@ -224,7 +227,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			cfg.Path = h.Store.Path
 		}
 	}
-	if h.store, err = openShared(ctx, cfg); err != nil {
+	if h.store, err = openShared(ctx, cfg, h.logger); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
 	eng, st := h.engine, h.store
@@ -234,6 +237,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return st.release()
 	})
 	go h.prune(ctx, h.store)
+	if h.fac != nil && !h.Free {
+		go h.reconcile(ctx)
+	}
 
 	if h.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("prompt_scan: registering metrics: %w", err)
