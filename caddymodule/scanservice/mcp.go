@@ -23,30 +23,40 @@ package scanservice
 //     a signed Solana USDC transfer) and calls scan_text again with the
 //     same arguments and params._meta["x402/payment"] holding the
 //     PaymentPayload object (not base64: the JSON object itself).
-//  3. The server takes that payment exactly as /scan takes a
-//     PAYMENT-SIGNATURE header: match, check, reserve its key, verify,
-//     settle, write the ledger row, and only then release the result.
+//  3. The server takes that payment through paidScan, the money path
+//     POST /scan uses for a PAYMENT-SIGNATURE header (the payload is handed
+//     on as base64 of its JSON, exactly what that header would carry):
+//     match, check, the payment's state in the store, verify, settle, the
+//     ledger row with the settled state, and only then the result.
 //     Success is a tool result with isError false, the full result of
 //     SPEC section 8 as structuredContent and as content[0].text, and the
 //     settlement's SettleResponse in result._meta["x402/payment-response"].
+//     The payment is marked delivered only once that MCP answer was
+//     written to the connection; if it was not, the same call again gets
+//     the result, once.
 //  4. A refused payment (invalid, already used, failed settlement) is
 //     again the PaymentRequired tool result with the reason in its error
 //     field; when the facilitator answered a settlement,
 //     _meta["x402/payment-response"] carries its SettleResponse too. A
 //     payment that is not a PaymentPayload at all also gets the
-//     PaymentRequired result (reason invalid_payment), so the client can
-//     pay afresh. The same payment sent twice buys one result: the second
-//     call is refused with duplicate_settlement.
-//  5. Failures that are not about the payment (text too long, facilitator
-//     or store unavailable, a settled payment whose ledger row could not be
-//     written) are tool results with isError true, the /scan error body
-//     {"error": {"code", "message"}} as structuredContent and its message
-//     as content[0].text; no result is released with any of them.
+//     PaymentRequired result (reason "invalid_payment: ..."), so the
+//     client can pay afresh. The same payment sent again after its result
+//     was delivered buys nothing: the call is refused with
+//     duplicate_settlement.
+//  5. Failures that are not about the payment are tool results with
+//     isError true, the /scan error body {"error": {"code", "message"}} as
+//     structuredContent and its message as content[0].text, and no result:
+//     the text's own faults (text_too_large, ...) before any payment is
+//     asked for, facilitator_unavailable or store_unavailable (no payment
+//     taken, or retry with the same payment), payment_in_progress and
+//     payment_conflict (409 on /scan), and ledger_unavailable (settled,
+//     with its SettleResponse in _meta; the same call again gets the
+//     result once the row is written).
 //
-// Both tools run the HTTP handlers themselves on an in-memory request, so
-// the money path is not a copy of /scan but /scan: the same order, the
-// same ledger row, the same metrics. The text goes from the tool's
-// arguments to that request's body and nowhere else; nothing here logs it.
+// The text goes from the tool's arguments to the body checks and the
+// engine and nowhere else; nothing here logs it. The MCP answer's status
+// is counted under the endpoint "mcp"; the payment outcomes and their log
+// lines are paidScan's, as for /scan.
 //
 // The tools have no outputSchema: the SDK clients validate
 // structuredContent against it on error results too, and x402 puts the
@@ -57,7 +67,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -138,167 +150,157 @@ func (h *Handler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.mcpServer.ServeHTTP(w, r)
 }
 
-// precheckTool is precheck_text: servePrecheck with the arguments as body.
+// precheckTool is precheck_text: servePrecheck with the arguments as
+// body, so its checks and its quota are the endpoint's own.
 func (h *Handler) precheckTool(ctx context.Context, args, _ json.RawMessage) (*mcp.Result, error) {
-	ans, err := h.inner(ctx, args, "", h.servePrecheck)
-	if err != nil {
-		return nil, err
-	}
-	if ans.status != http.StatusOK {
-		return ans.errorResult(), nil
-	}
-	return ans.okResult(), nil
-}
-
-// scanTool is scan_text: serveScan with the arguments as body and the
-// payment of _meta["x402/payment"] as its PAYMENT-SIGNATURE.
-func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mcp.Result, error) {
-	var m map[string]json.RawMessage
-	if meta != nil {
-		if err := json.Unmarshal(meta, &m); err != nil {
-			return nil, mcp.InvalidParams(`"_meta" must be an object`)
-		}
-	}
-	sig := ""
-	if raw, ok := m[metaPayment]; ok && string(raw) != "null" {
-		// /scan decodes it and says what is wrong with it; the size
-		// bound of the header applies to the encoded form as there.
-		sig = base64.StdEncoding.EncodeToString(raw)
-	}
-	ans, err := h.inner(ctx, args, sig, h.serveScan)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case ans.status == http.StatusOK:
-		res := ans.okResult()
-		ans.addPaymentResponse(res)
-		return res, nil
-	case ans.status == http.StatusPaymentRequired:
-		return ans.paymentRequired()
-	case ans.status == http.StatusBadRequest && ans.errorCode() == codeInvalidPayment:
-		// Not a payment at all. The x402 binding answers an unusable
-		// payment with the requirements, so the client can pay again:
-		// ask /scan for them, without the payment, and give its reason.
-		offer, err := h.inner(ctx, args, "", h.serveScan)
-		if err != nil {
-			return nil, err
-		}
-		if offer.status != http.StatusPaymentRequired {
-			return offer.errorResult(), nil
-		}
-		var pr x402.PaymentRequired
-		if err := json.Unmarshal(offer.body, &pr); err != nil {
-			return nil, fmt.Errorf("reading our own payment requirements: %w", err)
-		}
-		pr.Error = codeInvalidPayment + ": " + ans.errorMessage()
-		return paymentRequiredResult(pr)
-	}
-	res := ans.errorResult()
-	ans.addPaymentResponse(res)
-	return res, nil
-}
-
-// inner runs one of the HTTP handlers on an in-memory POST whose body is
-// body, for the URL, host and TLS state of the MCP request, so the offer's
-// resource and the logs are what /scan would make of it.
-func (h *Handler) inner(ctx context.Context, body json.RawMessage, paymentSignature string,
-	serve func(http.ResponseWriter, *http.Request)) (*capture, error) {
 	outer := mcp.HTTPRequest(ctx)
 	if outer == nil {
-		return nil, fmt.Errorf("no HTTP request in the tool call's context")
+		return nil, errNoRequest
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, outer.URL.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("building the inner request: %w", err)
+	c := newCapture()
+	h.servePrecheck(c, innerRequest(ctx, outer, args))
+	if c.status != http.StatusOK {
+		return c.errorResult(), nil
 	}
-	r.Host, r.TLS, r.RemoteAddr, r.RequestURI = outer.Host, outer.TLS, outer.RemoteAddr, outer.RequestURI
-	r.Header.Set("Content-Type", "application/json")
-	if paymentSignature != "" {
-		r.Header.Set(x402.HeaderPaymentSignature, paymentSignature)
-	}
-	ans := &capture{header: http.Header{}}
-	serve(ans, r)
-	return ans, nil
-}
-
-// capture is an in-memory HTTP response of servePrecheck or serveScan.
-type capture struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (a *capture) Header() http.Header { return a.header }
-
-func (a *capture) WriteHeader(code int) {
-	if a.status == 0 {
-		a.status = code
-	}
-}
-
-func (a *capture) Write(b []byte) (int, error) {
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	a.body = append(a.body, b...)
-	return len(b), nil
-}
-
-// json is the body without writeJSON's final newline.
-func (a *capture) json() json.RawMessage { return bytes.TrimRight(a.body, "\n") }
-
-// okResult is a successful tool result: the body as structured and text
-// content.
-func (a *capture) okResult() *mcp.Result {
 	return &mcp.Result{
-		Content:           []mcp.Content{mcp.TextContent(string(a.json()))},
-		StructuredContent: a.json(),
-	}
+		Content:           []mcp.Content{mcp.TextContent(string(c.json()))},
+		StructuredContent: c.json(),
+	}, nil
 }
 
-// errorResult is a failed tool result: the error body as structured
-// content, its message as text.
-func (a *capture) errorResult() *mcp.Result {
-	msg := a.errorMessage()
-	if msg == "" {
-		msg = http.StatusText(a.status)
-	}
-	res := &mcp.Result{IsError: true, Content: []mcp.Content{mcp.TextContent(msg)}}
-	if json.Valid(a.json()) && len(a.json()) > 0 {
-		res.StructuredContent = a.json()
-	}
-	return res
-}
-
-func (a *capture) errorBody() errorBody {
-	var e apiError
-	json.Unmarshal(a.body, &e) // an empty code and message if not an error body
-	return e.Error
-}
-
-func (a *capture) errorCode() string    { return a.errorBody().Code }
-func (a *capture) errorMessage() string { return a.errorBody().Message }
-
-// paymentRequired is the tool result of a 402: the PaymentRequired body,
-// with the settlement's response when there was one.
-func (a *capture) paymentRequired() (*mcp.Result, error) {
-	var pr x402.PaymentRequired
-	if err := json.Unmarshal(a.body, &pr); err != nil {
-		return nil, fmt.Errorf("reading our own payment requirements: %w", err)
-	}
-	res, err := paymentRequiredResult(pr)
+// scanTool is scan_text: the body checks of POST /scan, then paidScan,
+// the money path every transport shares, with the payment of
+// _meta["x402/payment"] handed on as PAYMENT-SIGNATURE would carry it. A
+// paid result counts as delivered only once the MCP answer holding it was
+// written (Result.Sent); if it was not, a retry with the same payment
+// gets it.
+func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mcp.Result, error) {
+	sig, err := paymentOf(meta)
 	if err != nil {
 		return nil, err
 	}
-	a.addPaymentResponse(res)
+	outer := mcp.HTTPRequest(ctx)
+	if outer == nil {
+		return nil, errNoRequest
+	}
+	c := newCapture()
+	req, ok := readRequest(c, innerRequest(ctx, outer, args), false)
+	if !ok {
+		return c.errorResult(), nil
+	}
+	if h.Free {
+		res := h.scan(req.Text)
+		h.logRequest("mcp", http.StatusOK, zap.String("tool", "scan_text"), zap.Bool("free", true),
+			zap.String("verdict", string(res.Verdict)), zap.Any("category_counts", res.CategoryCounts))
+		return jsonResult(scanResponse{RulesID: h.rulesID(), Result: res})
+	}
+	// As for POST /scan: once a payment is on its way, the client hanging
+	// up must not leave it half-handled.
+	pctx := context.WithoutCancel(ctx)
+	offer, err := h.offer(pctx, outer)
+	if err != nil {
+		h.metrics.payment(outcomeUnavailable)
+		h.logger.Warn("facilitator unavailable", zap.String("while", "building the payment requirements"), zap.Error(err))
+		return errorResult(codeFacilitatorUnavail, "the payment facilitator is unavailable; no payment was taken, try again shortly"), nil
+	}
+	if sig == "" {
+		h.metrics.payment(outcomeRequired)
+		return paymentRequiredResult(offer, `_meta["x402/payment"] is required`)
+	}
+	return h.toolAnswer(offer, h.paidScan(pctx, offer, sig, req.Text))
+}
+
+// toolAnswer renders a paid scan's answer as scan_text gives it.
+func (h *Handler) toolAnswer(offer x402.PaymentRequired, a answer) (*mcp.Result, error) {
+	var res *mcp.Result
+	var err error
+	switch {
+	case a.status == http.StatusOK:
+		if res, err = jsonResult(scanResponse{RulesID: h.rulesID(), Result: *a.result}); err != nil {
+			h.sent(a, false)
+			return nil, err
+		}
+		res.Sent = func(ok bool) { h.sent(a, ok) }
+	case a.status == http.StatusPaymentRequired:
+		res, err = paymentRequiredResult(offer, a.reason)
+	case a.status == http.StatusBadRequest && a.code == codeInvalidPayment:
+		// Not a payment at all: the x402 binding answers an unusable
+		// payment with the requirements, so the client can pay afresh.
+		res, err = paymentRequiredResult(offer, codeInvalidPayment+": "+a.message)
+	default:
+		res = errorResult(a.code, a.message)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.settle != nil {
+		res.Meta = map[string]any{metaPaymentResponse: a.settle}
+	}
 	return res, nil
+}
+
+var errNoRequest = errors.New("no HTTP request in the tool call's context")
+
+// paymentOf is the payment of _meta["x402/payment"] in the form
+// PAYMENT-SIGNATURE carries it (base64 of the JSON), or "" without one.
+// paidScan decodes it and says what is wrong with it; the header's size
+// bound applies to the encoded form, as there.
+func paymentOf(meta json.RawMessage) (string, error) {
+	if meta == nil {
+		return "", nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return "", mcp.InvalidParams(`"_meta" must be an object`)
+	}
+	raw, ok := m[metaPayment]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
+}
+
+// innerRequest is an in-memory POST of body for the URL, host and TLS
+// state of the MCP request, for the HTTP endpoints' own body checks and
+// handlers: the offer's resource and the logs are what /scan would make
+// of it.
+func innerRequest(ctx context.Context, outer *http.Request, body json.RawMessage) *http.Request {
+	r := outer.Clone(ctx)
+	r.Method = http.MethodPost
+	r.Header = http.Header{"Content-Type": {"application/json"}}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.GetBody = nil
+	return r
+}
+
+// jsonResult is a successful tool result: v as structured content and as
+// JSON text.
+func jsonResult(v any) (*mcp.Result, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a tool result: %w", err)
+	}
+	return &mcp.Result{Content: []mcp.Content{mcp.TextContent(string(b))}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// errorResult is a failed tool result in the endpoints' error shape: the
+// body {"error": {"code", "message"}} as structured content, the message
+// as text.
+func errorResult(code, message string) *mcp.Result {
+	return &mcp.Result{
+		IsError:           true,
+		Content:           []mcp.Content{mcp.TextContent(message)},
+		StructuredContent: apiError{errorBody{Code: code, Message: message}},
+	}
 }
 
 // paymentRequiredResult is the x402 tool-result binding's payment
-// required: isError, PaymentRequired as structuredContent and as JSON text.
-func paymentRequiredResult(pr x402.PaymentRequired) (*mcp.Result, error) {
-	b, err := json.Marshal(pr)
+// required: isError, the offer with reason as its error, as structured
+// content and as JSON text.
+func paymentRequiredResult(offer x402.PaymentRequired, reason string) (*mcp.Result, error) {
+	offer.Error = reason
+	b, err := json.Marshal(offer)
 	if err != nil {
 		return nil, fmt.Errorf("encoding payment requirements: %w", err)
 	}
@@ -309,19 +311,42 @@ func paymentRequiredResult(pr x402.PaymentRequired) (*mcp.Result, error) {
 	}, nil
 }
 
-// addPaymentResponse puts the captured PAYMENT-RESPONSE, if any, in the
-// result's _meta["x402/payment-response"].
-func (a *capture) addPaymentResponse(res *mcp.Result) {
-	h := a.header.Get(x402.HeaderPaymentResponse)
-	if h == "" {
-		return
+// capture is an in-memory HTTP response, of servePrecheck or of the body
+// checks.
+type capture struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func newCapture() *capture { return &capture{header: http.Header{}} }
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
 	}
-	sr, err := x402.DecodePaymentResponse(h)
-	if err != nil {
-		return // our own header; Header() always encodes
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
 	}
-	if res.Meta == nil {
-		res.Meta = map[string]any{}
+	c.body = append(c.body, b...)
+	return len(b), nil
+}
+
+// json is the body without writeJSON's final newline.
+func (c *capture) json() json.RawMessage { return bytes.TrimRight(c.body, "\n") }
+
+// errorResult is the captured error answer as a failed tool result: its
+// body (with retry_after when rate limited) as structured content, its
+// message as text.
+func (c *capture) errorResult() *mcp.Result {
+	var e apiError
+	if json.Unmarshal(c.body, &e) != nil || e.Error.Message == "" {
+		return errorResult("internal", http.StatusText(c.status))
 	}
-	res.Meta[metaPaymentResponse] = sr
+	return &mcp.Result{IsError: true, Content: []mcp.Content{mcp.TextContent(e.Error.Message)}, StructuredContent: c.json()}
 }
