@@ -269,8 +269,7 @@ func innerRequest(ctx context.Context, outer *http.Request, body json.RawMessage
 	r.Method = http.MethodPost
 	r.Header = http.Header{"Content-Type": {"application/json"}}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	r.GetBody = nil
+	r.ContentLength, r.TransferEncoding, r.GetBody = int64(len(body)), nil, nil
 	return r
 }
 
