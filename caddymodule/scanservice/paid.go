@@ -229,7 +229,7 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 	case store.PaymentSettling:
 		// Not in flight in this process (this request holds the claim):
 		// a crash or another server left it. Find out now.
-		switch fate, sr := h.resolve(ctx, p); fate {
+		switch fate, sr := h.resolve(ctx, p, true); fate {
 		case fateLanded:
 			return h.landed(ctx, p, sr, res), true
 		case fateNever:
