@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -31,7 +32,7 @@ type pooledStore struct {
 // last handler using it is cleaned up.
 func (p *pooledStore) Destruct() error {
 	p.stop()
-	p.deliveries.flush(context.Background(), p.Store)
+	p.deliveries.flush(context.Background(), p.Store, time.Now())
 	return p.Store.Close()
 }
 
