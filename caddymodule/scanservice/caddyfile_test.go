@@ -27,6 +27,7 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"bad limit", "prompt_scan {\n precheck_daily_limit 0\n}", "must be a positive number or 'unlimited'"},
 		{"bad interval", "prompt_scan {\n precheck_interval soon\n}", "must be a duration or 'none'"},
 		{"unknown store", "prompt_scan {\n store postgres db\n}", "unknown store driver 'postgres'"},
+		{"rpc without url", "prompt_scan {\n rpc\n}", "wrong argument count"},
 		{"store without path", "prompt_scan {\n store sqlite\n}", "wrong argument count"},
 		{"facilitator junk", "prompt_scan {\n facilitator https://f.example auth x\n}", "expected 'header <name> <value>'"},
 		{"facilitator header short", "prompt_scan {\n facilitator https://f.example header X\n}", "wrong argument count"},
