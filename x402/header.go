@@ -106,8 +106,9 @@ type PaymentPayload struct {
 }
 
 // DecodePaymentHeader decodes a PAYMENT-SIGNATURE header: base64 of a JSON
-// object with x402Version 2, the accepted requirements and a transaction.
-// Any other shape is an error that says what is wrong (an HTTP 400).
+// object with x402Version 2, the accepted requirements and a transaction,
+// and extensions that, when present, are an object. Any other shape is an
+// error that says what is wrong (an HTTP 400).
 func DecodePaymentHeader(h string) (*PaymentPayload, error) {
 	if h == "" {
 		return nil, errors.New("decoding payment header: empty")

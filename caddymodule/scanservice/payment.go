@@ -31,8 +31,6 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	if !allowPost(w, r) {
 		return
 	}
-	// Browsers may read the payment headers of any answer of this endpoint.
-	w.Header().Set("Access-Control-Expose-Headers", x402.HeaderPaymentRequired+", "+x402.HeaderPaymentResponse)
 	req, ok := readRequest(w, r, false)
 	if !ok {
 		return
