@@ -12,6 +12,9 @@ import (
 	"github.com/promptwall/promptwall/x402"
 )
 
+// maxOfferHeader bounds the PAYMENT-REQUIRED header of a 402.
+const maxOfferHeader = 3584
+
 // wantExtensions are the extensions every 402 of /scan must carry.
 func wantExtensions(t *testing.T) map[string]json.RawMessage {
 	t.Helper()
@@ -54,6 +57,11 @@ func TestOfferExtensions(t *testing.T) {
 	th := paidHandler(t, f, nil)
 	w := th.do(t, "POST", "http://scan.example.com/v1/scan", scanBody, nil)
 	offer := offerOf(t, w)
+	// A reverse proxy with 4 KiB header buffers (nginx's default on most
+	// systems) must still pass the 402 with the other headers around it.
+	if n := len(w.Header().Get("PAYMENT-REQUIRED")); n > maxOfferHeader {
+		t.Errorf("PAYMENT-REQUIRED is %d bytes, more than %d", n, maxOfferHeader)
+	}
 
 	var pid struct {
 		Info map[string]any `json:"info"`
