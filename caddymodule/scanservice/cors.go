@@ -21,9 +21,13 @@ var DefaultCORSOrigins = []string{"*"}
 const corsMaxAge = 7200
 
 // corsAllowHeaders are the request headers a page may send: the JSON body's
-// type, the x402 payment, and X-PAYMENT so that a version 1 client reaches
-// the 402 that tells it version 2 is needed rather than a CORS failure.
-var corsAllowHeaders = strings.Join([]string{"Content-Type", x402.HeaderPaymentSignature, headerXPayment}, ", ")
+// type, the x402 payment, X-PAYMENT so that a version 1 client reaches the
+// 402 that tells it version 2 is needed rather than a CORS failure, and
+// Access-Control-Expose-Headers, which @x402/fetch sets on its paid retry
+// (a response header sent as a request header: without it here, the
+// browser's preflight of the payment fails).
+var corsAllowHeaders = strings.Join([]string{"Content-Type", x402.HeaderPaymentSignature, headerXPayment,
+	"Access-Control-Expose-Headers"}, ", ")
 
 // corsExposeHeaders are the answer headers a page may read.
 var corsExposeHeaders = x402.HeaderPaymentRequired + ", " + x402.HeaderPaymentResponse

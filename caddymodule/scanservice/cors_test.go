@@ -10,9 +10,27 @@ import (
 
 const appOrigin = "https://app.example.com"
 
+// preflight is what a browser sends before @x402/fetch's paid retry,
+// which sets PAYMENT-SIGNATURE and, oddly, Access-Control-Expose-Headers.
 func preflight(origin, method string) http.Header {
 	return http.Header{"Origin": {origin}, "Access-Control-Request-Method": {method},
-		"Access-Control-Request-Headers": {"content-type,payment-signature"}}
+		"Access-Control-Request-Headers": {"access-control-expose-headers,content-type,payment-signature"}}
+}
+
+// allowsHeaders reports whether a preflight answer lets the browser send
+// every header of a comma-separated Access-Control-Request-Headers value
+// (names compare without regard to case).
+func allowsHeaders(answer http.Header, requested string) bool {
+	allowed := map[string]bool{}
+	for _, h := range strings.Split(answer.Get("Access-Control-Allow-Headers"), ",") {
+		allowed[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	for _, h := range strings.Split(requested, ",") {
+		if !allowed[strings.ToLower(strings.TrimSpace(h))] {
+			return false
+		}
+	}
+	return true
 }
 
 // A browser's preflight is answered for every endpoint with what a page
@@ -50,11 +68,13 @@ func TestCORSPreflight(t *testing.T) {
 					t.Errorf("a refused origin got %v", h)
 				}
 			} else {
-				allowHeaders := h.Get("Access-Control-Allow-Headers")
-				for _, want := range []string{"Content-Type", "PAYMENT-SIGNATURE", "X-PAYMENT"} {
-					if !strings.Contains(allowHeaders, want) {
-						t.Errorf("Allow-Headers %q lacks %s", allowHeaders, want)
+				for _, req := range []string{preflight("", "")["Access-Control-Request-Headers"][0], "x-payment,content-type"} {
+					if !allowsHeaders(h, req) {
+						t.Errorf("Allow-Headers %q refuses %s", h.Get("Access-Control-Allow-Headers"), req)
 					}
+				}
+				if allowsHeaders(h, "authorization") {
+					t.Errorf("Allow-Headers %q allows more than the service reads", h.Get("Access-Control-Allow-Headers"))
 				}
 				if h.Get("Access-Control-Max-Age") != "7200" {
 					t.Errorf("Max-Age %q", h.Get("Access-Control-Max-Age"))
