@@ -86,6 +86,24 @@ http://%s {
 		t.Fatalf("CORS headers of the 402: %v", hdr)
 	}
 
+	// A browser's preflight of the paid retry, through Caddy.
+	pre, err := http.NewRequest(http.MethodOptions, base+"/scan", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.Header.Set("Origin", "https://app.example")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "access-control-expose-headers,content-type,payment-signature")
+	presp, err := http.DefaultClient.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	presp.Body.Close()
+	if presp.StatusCode != 204 || presp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(presp.Header.Get("Access-Control-Allow-Headers"), "PAYMENT-SIGNATURE") {
+		t.Fatalf("preflight: %d %v", presp.StatusCode, presp.Header)
+	}
+
 	// A version 1 client is told version 2 is needed, and pays nothing.
 	status, hdr, body = scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}),
 		// base64 of {"x402Version":1,"scheme":"exact","network":"solana","payload":{"transaction":"AQ=="}}
