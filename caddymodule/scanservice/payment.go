@@ -90,7 +90,7 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, offer x402.PaymentRequired,
 
 // offer is this request's 402 document: one exact-SVM requirement whose
 // resource URL is the URL the client asked for, and the extensions the
-// service advertises (discovery.go).
+// service advertises (offer.go).
 func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequired, error) {
 	feePayer, err := h.feePayer(ctx)
 	if err != nil {
