@@ -44,6 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		precheck_interval    <duration>|none
 //		store        sqlite <file>
 //		rulebook     <file>
+//		cors_origins *|<origin>...
 //	}
 //
 // pay_to is required unless free is given, on its own line. The money path
@@ -54,8 +55,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
 // precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
-// directory, the embedded v1 rulebook, facilitator timeout 10s and
-// settle_timeout 45s.
+// directory, the embedded v1 rulebook, facilitator timeout 10s,
+// settle_timeout 45s and cors_origins * (pages of any origin may call the
+// service; a list such as https://app.example.com restricts them).
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -138,6 +140,14 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "rulebook":
 			if !d.AllArgs(&h.Rulebook) {
 				return d.ArgErr()
+			}
+		case "cors_origins":
+			h.CORSOrigins = d.RemainingArgs()
+			if len(h.CORSOrigins) == 0 {
+				return d.ArgErr()
+			}
+			if err := checkCORSOrigins(h.CORSOrigins); err != nil {
+				return d.Err(err.Error())
 			}
 		default:
 			return d.Errf("unrecognized prompt_scan subdirective '%s'", d.Val())

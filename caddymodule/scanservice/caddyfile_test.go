@@ -32,6 +32,9 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"facilitator junk", "prompt_scan {\n facilitator https://f.example auth x\n}", "expected 'header <name> <value>'"},
 		{"facilitator header short", "prompt_scan {\n facilitator https://f.example header X\n}", "wrong argument count"},
 		{"facilitator bad timeout", "prompt_scan {\n facilitator https://f.example {\n timeout -1s\n }\n}", "must be a positive duration"},
+		{"cors_origins empty", "prompt_scan {\n cors_origins\n}", "wrong argument count"},
+		{"cors_origins with a path", "prompt_scan {\n cors_origins https://app.example.com/\n}", "is not an origin"},
+		{"cors_origins star among others", "prompt_scan {\n cors_origins * https://app.example.com\n}", "give either * or a list"},
 		{"facilitator unknown option", "prompt_scan {\n facilitator https://f.example {\n retries 3\n }\n}", "unrecognized facilitator option 'retries'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

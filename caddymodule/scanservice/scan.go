@@ -104,6 +104,11 @@ type Handler struct {
 	// Rulebook is a rulebook file. Default: the embedded published v1.
 	Rulebook string `json:"rulebook,omitempty"`
 
+	// CORSOrigins are the origins whose pages may call the service from a
+	// browser: "*" for any, or a list such as ["https://app.example.com"].
+	// Default ["*"] (cors.go says why).
+	CORSOrigins []string `json:"cors_origins,omitempty"`
+
 	engine      *enginepool.Handle
 	rulesETag   string
 	store       *sharedStore
@@ -280,6 +285,9 @@ func (h *Handler) Validate() error {
 	if h.PayTo != "" && !isAddress(h.PayTo) {
 		return fmt.Errorf("prompt_scan: pay_to %q is not a Solana address (base58, 32 bytes)", h.PayTo)
 	}
+	if err := checkCORSOrigins(h.CORSOrigins); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
 	if h.FeePayer != "" && !isAddress(h.FeePayer) {
 		return fmt.Errorf("prompt_scan: fee_payer %q is not a Solana address (base58, 32 bytes)", h.FeePayer)
 	}
@@ -327,6 +335,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	sw := &statusWriter{ResponseWriter: w}
+	if h.cors(sw, r, endpointMethods[endpoint]) { // a preflight, answered
+		h.metrics.request(endpoint, sw.status())
+		return nil
+	}
 	if h.holders == nil || !h.holders.acquire() {
 		// The config is gone (a request that arrives after its cleanup).
 		writeError(sw, http.StatusServiceUnavailable, codeStoreUnavailable, "the service is reloading; retry")
