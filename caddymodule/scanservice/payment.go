@@ -175,5 +175,9 @@ func (h *Handler) rulesID() string { return h.engine.Engine.Rulebook().ID }
 // jsonString encodes s as a JSON string.
 func jsonString(s string) ([]byte, error) { return json.Marshal(s) }
 
-// paymentIdent is the payment's payment-identifier, when it carries one.
-func paymentIdent(p *x402.PaymentPayload) (string, error) { return "", nil }
+// paymentIdent is the payment's payment-identifier (x402 extension), or
+// empty. One that is malformed is the client's error.
+func paymentIdent(p *x402.PaymentPayload) (string, error) {
+	id, _, err := x402.PaymentIdentifier(p)
+	return id, err
+}

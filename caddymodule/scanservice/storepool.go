@@ -25,6 +25,7 @@ type pooledStore struct {
 	inflight   *inflight   // payments a request or reconciliation is handling
 	unrecorded *unrecorded // landed payments whose ledger row is not written yet
 	deliveries *deliveries // delivered payments whose mark is not written yet
+	replays    *replays    // what recovers a lost answer by payment-identifier
 	stop       context.CancelFunc
 }
 
@@ -60,7 +61,7 @@ func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sha
 		// until the store closes.
 		bg, stop := context.WithCancel(context.Background())
 		p := &pooledStore{Store: s, inflight: new(inflight), unrecorded: new(unrecorded),
-			deliveries: newDeliveries(logger), stop: stop}
+			deliveries: newDeliveries(logger), replays: newReplays(), stop: stop}
 		go p.deliveries.run(bg, s)
 		return p, nil
 	})
