@@ -41,6 +41,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		free
 //		precheck_daily_limit <n>|unlimited
 //		precheck_interval    <duration>|none
+//		precheck_address_daily_limit <n>|unlimited
 //		store        sqlite <file>
 //		rulebook     <file>
 //	}
@@ -52,7 +53,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // fails validation).
 //
 // Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
-// precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
+// precheck_interval 5s, precheck_address_daily_limit 1000 (per IPv4
+// address or IPv6 /64, per UTC day), store sqlite at promptwall/scan.db in Caddy's data
 // directory, the embedded v1 rulebook, facilitator timeout 10s and
 // settle_timeout 45s.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -93,20 +95,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.Free = true
-		case "precheck_daily_limit":
+		case "precheck_daily_limit", "precheck_address_daily_limit":
+			opt := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			if v == "unlimited" {
-				h.PrecheckDailyLimit = -1
-				continue
+			n := -1
+			if v != "unlimited" {
+				var err error
+				if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+					return d.Errf("%s '%s' must be a positive number or 'unlimited'", opt, v)
+				}
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return d.Errf("precheck_daily_limit '%s' must be a positive number or 'unlimited'", v)
+			if opt == "precheck_daily_limit" {
+				h.PrecheckDailyLimit = n
+			} else {
+				h.PrecheckAddressDailyLimit = n
 			}
-			h.PrecheckDailyLimit = n
 		case "precheck_interval":
 			var v string
 			if !d.AllArgs(&v) {

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/engine"
-	"github.com/promptwall/promptwall/store"
 )
 
 // serveRules answers GET /rules with the rulebook document byte for byte.
@@ -44,8 +43,8 @@ type precheckResponse struct {
 }
 
 // servePrecheck answers POST /precheck. The body and the caller are
-// checked first; the caller's quota is charged only for a request that
-// then gets its verdict.
+// checked first; the quotas of the caller and of its client address are
+// charged only for a request that then gets its verdict.
 func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	if !allowPost(w, r) {
 		return
@@ -56,7 +55,7 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
-	q, err := h.store.Precheck(ctx, req.Caller, h.now(), h.limit, h.interval)
+	q, err := h.chargePrecheck(ctx, req.Caller, clientAddress(r))
 	if err != nil {
 		h.logger.Error("pre-check quota", zap.Error(err))
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the quota store is unavailable; try again shortly")
@@ -64,15 +63,9 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	}
 	if !q.Allowed {
 		secs := retryAfterSeconds(q.RetryAfter)
-		var msg string
-		if q.Exceeded == store.LimitDaily {
-			msg = fmt.Sprintf("this wallet has used its %d free pre-checks of the UTC day; they renew at 00:00 UTC", h.limit)
-		} else {
-			msg = fmt.Sprintf("pre-checks from one wallet must be at least %v apart", h.interval)
-		}
 		w.Header().Set("Retry-After", fmt.Sprint(secs))
 		writeJSON(w, http.StatusTooManyRequests, apiError{errorBody{
-			Code: codeRateLimited, Message: msg, Limit: string(q.Exceeded), RetryAfter: secs,
+			Code: codeRateLimited, Message: h.refusalMessage(q), Limit: string(q.Exceeded), RetryAfter: secs,
 		}})
 		h.logRequest("precheck", http.StatusTooManyRequests, zap.String("caller", req.Caller), zap.String("limit", string(q.Exceeded)))
 		return

@@ -87,6 +87,13 @@ type Handler struct {
 	// caller wallet. Default 5s; a negative duration means none.
 	PrecheckInterval caddy.Duration `json:"precheck_interval,omitempty"`
 
+	// PrecheckAddressDailyLimit is how many free pre-checks one client
+	// address gets per UTC day, whatever wallets it names: an IPv4
+	// address, or an IPv6 /64. The address is Caddy's client IP, so
+	// behind a proxy list it in the server's trusted_proxies. Default
+	// 1000; -1 means no address limit.
+	PrecheckAddressDailyLimit int `json:"precheck_address_daily_limit,omitempty"`
+
 	// Store holds the ledger, the pre-check counters and the used payment
 	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
 	Store *store.Config `json:"store,omitempty"`
@@ -104,6 +111,7 @@ type Handler struct {
 	amountUnits uint64
 	limit       int
 	interval    time.Duration
+	addrLimit   int // 0: no address limit
 	feePayers   *feePayerCache
 	metrics     *metrics
 	logger      *zap.Logger
@@ -189,6 +197,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	default:
 		h.interval = time.Duration(h.PrecheckInterval)
 	}
+	h.addrLimit = dailyLimit(h.PrecheckAddressDailyLimit, DefaultPrecheckAddressDailyLimit)
 
 	if h.Facilitator != nil && h.Facilitator.URL != "" {
 		hdr := http.Header{}
