@@ -42,9 +42,13 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		precheck_daily_limit <n>|unlimited
 //		precheck_interval    <duration>|none
 //		precheck_address_daily_limit <n>|unlimited
+//		precheck_sign_in <origin> [secret <secret>]
 //		store        sqlite <file>
 //		rulebook     <file>
 //	}
+//
+// precheck_sign_in turns on wallet proofs (x402 sign-in-with-x) for
+// pre-checks; origin is the service's public origin as clients see it.
 //
 // pay_to is required unless free is given, on its own line. The money path
 // fails closed: an empty pay_to (`pay_to ""`, which is what
@@ -127,6 +131,22 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("precheck_interval '%s' must be a duration or 'none'", v)
 			}
 			h.PrecheckInterval = caddy.Duration(dur)
+		case "precheck_sign_in":
+			cfg := &SignInConfig{}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			cfg.Origin = d.Val()
+			if d.NextArg() {
+				if d.Val() != "secret" || !d.NextArg() {
+					return d.Err("precheck_sign_in: expected 'secret <secret>' after the origin")
+				}
+				cfg.Secret = d.Val()
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.PrecheckSignIn = cfg
 		case "store":
 			var driver, path string
 			if !d.AllArgs(&driver, &path) {

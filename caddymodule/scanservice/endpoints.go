@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/store"
 )
 
 // serveRules answers GET /rules with the rulebook document byte for byte.
@@ -42,10 +43,16 @@ type precheckResponse struct {
 	RulesID string         `json:"rules_id"`
 }
 
-// servePrecheck answers POST /precheck. The body and the caller are
-// checked first; the quotas of the caller and of its client address are
-// charged only for a request that then gets its verdict.
+// servePrecheck answers POST /precheck, and GET /precheck with a sign-in
+// challenge when sign-in is on. The body, the caller and its proof if any
+// are checked first; the quotas (of the caller and its client address, or
+// of the proven wallet and the proof) are charged only for a request that
+// then gets its verdict.
 func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
+	if h.signIn != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		h.serveChallenge(w, r)
+		return
+	}
 	if !allowPost(w, r) {
 		return
 	}
@@ -53,12 +60,26 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	proof, ok := h.readProof(w, r, req.Caller)
+	if !ok {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
-	q, err := h.chargePrecheck(ctx, req.Caller, clientAddress(r))
+	var q store.Quota
+	var err error
+	if proof != nil {
+		q, err = h.chargeProvenPrecheck(ctx, proof)
+	} else {
+		q, err = h.chargePrecheck(ctx, req.Caller, clientAddress(r))
+	}
 	if err != nil {
 		h.logger.Error("pre-check quota", zap.Error(err))
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the quota store is unavailable; try again shortly")
+		return
+	}
+	if q.Exceeded == limitSignInUsed {
+		writeError(w, http.StatusUnauthorized, codeInvalidSignIn, "this sign-in was used already; GET /precheck for a new challenge")
 		return
 	}
 	if !q.Allowed {
@@ -72,7 +93,7 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	}
 	res := h.scan(req.Text)
 	writeJSON(w, http.StatusOK, precheckResponse{Verdict: res.Verdict, RulesID: h.engine.Engine.Rulebook().ID})
-	h.logRequest("precheck", http.StatusOK, zap.String("caller", req.Caller), zap.String("verdict", string(res.Verdict)))
+	h.logRequest("precheck", http.StatusOK, zap.String("caller", req.Caller), zap.Bool("proven", proof != nil), zap.String("verdict", string(res.Verdict)))
 }
 
 // scanResponse is the full result of SPEC section 8 with the rules_id

@@ -25,6 +25,10 @@ const DefaultPrecheckAddressDailyLimit = 1000
 // and in its 429 answer, next to store.LimitDaily and store.LimitInterval.
 const limitAddressDaily store.Limit = "address_daily_limit"
 
+// limitSignInUsed names the refusal of a proof whose challenge was used
+// before: a replay, answered 401 and not 429.
+const limitSignInUsed store.Limit = "sign_in_used"
+
 // unknownAddress is the one bucket of every request whose client address
 // Caddy could not tell (a Unix socket listener without
 // trusted_proxies_unix): they share one bound rather than escape it.
@@ -53,13 +57,39 @@ func (h *Handler) chargePrecheck(ctx context.Context, caller, clientAddr string)
 	return q, nil
 }
 
+// chargeProvenPrecheck charges a pre-check of the wallet p proves: to the
+// wallet's proven counter, with the wallet's limit and interval, and to
+// the proof's nonce, once; not to any address, and not to the counter of
+// unproven pre-checks naming the wallet, which anybody can spend. Both in
+// one store step: a proof refused by the wallet's limits is not used up,
+// and a replayed one (Exceeded limitSignInUsed) charges the wallet nothing.
+// The nonce's counter allows one use a day and outlives the challenge, so
+// no challenge is used twice, across midnight either.
+func (h *Handler) chargeProvenPrecheck(ctx context.Context, p *signInProof) (store.Quota, error) {
+	qs, err := h.store.PrecheckAll(ctx, h.now(),
+		store.Counter{Key: "proven:" + p.Address, Limit: h.limit, Interval: h.interval},
+		store.Counter{Key: "nonce:" + p.Nonce, Limit: 1, Interval: 2 * signInLifetime})
+	if err != nil {
+		return store.Quota{}, err
+	}
+	q := qs[0]
+	if qs[1].Exceeded != "" {
+		q.Exceeded = limitSignInUsed
+	}
+	return q, nil
+}
+
 // refusalMessage explains a refused pre-check's limit to its caller.
 func (h *Handler) refusalMessage(q store.Quota) string {
 	switch q.Exceeded {
 	case store.LimitDaily:
 		return fmt.Sprintf("this wallet has used its %d free pre-checks of the UTC day; they renew at 00:00 UTC", h.limit)
 	case limitAddressDaily:
-		return fmt.Sprintf("this network address (an IPv4 address or an IPv6 /64) has used its %d free pre-checks of the UTC day, whatever the wallet; they renew at 00:00 UTC", h.addrLimit)
+		msg := fmt.Sprintf("this network address (an IPv4 address or an IPv6 /64) has used its %d free pre-checks of the UTC day, whatever the wallet; they renew at 00:00 UTC", h.addrLimit)
+		if h.signIn != nil {
+			msg += "; a wallet proven with sign-in-with-x (GET /precheck for a challenge) is not held to it"
+		}
+		return msg
 	default:
 		return fmt.Sprintf("pre-checks from one wallet must be at least %v apart", h.interval)
 	}

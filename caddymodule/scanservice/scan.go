@@ -94,6 +94,11 @@ type Handler struct {
 	// 1000; -1 means no address limit.
 	PrecheckAddressDailyLimit int `json:"precheck_address_daily_limit,omitempty"`
 
+	// PrecheckSignIn lets callers prove their wallet with x402's
+	// sign-in-with-x (Solana ed25519): a proven pre-check counts against
+	// the wallet alone, not its address. Default: off.
+	PrecheckSignIn *SignInConfig `json:"precheck_sign_in,omitempty"`
+
 	// Store holds the ledger, the pre-check counters and the used payment
 	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
 	Store *store.Config `json:"store,omitempty"`
@@ -111,7 +116,8 @@ type Handler struct {
 	amountUnits uint64
 	limit       int
 	interval    time.Duration
-	addrLimit   int // 0: no address limit
+	addrLimit   int     // 0: no address limit
+	signIn      *signIn // nil: sign-in is off
 	feePayers   *feePayerCache
 	metrics     *metrics
 	logger      *zap.Logger
@@ -198,6 +204,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.interval = time.Duration(h.PrecheckInterval)
 	}
 	h.addrLimit = dailyLimit(h.PrecheckAddressDailyLimit, DefaultPrecheckAddressDailyLimit)
+	if h.signIn, err = newSignIn(h.PrecheckSignIn, h.network, repl); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
 
 	if h.Facilitator != nil && h.Facilitator.URL != "" {
 		hdr := http.Header{}
