@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"filippo.io/edwards25519"
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/promptwall/promptwall/x402"
@@ -203,11 +204,25 @@ func (s *signIn) verify(header string, now time.Time) (*signInProof, error) {
 	if err != nil {
 		return nil, errors.New("the proof's address is not a Solana address")
 	}
+	if weakKey(pub) {
+		return nil, errors.New("the proof's address is not a wallet's key")
+	}
 	sig, err := x402.Base58Decode(p.Signature)
 	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub[:], []byte(p.message()), sig) {
 		return nil, errors.New("the proof's signature does not verify")
 	}
 	return &p, nil
+}
+
+// weakKey reports whether k is off the curve or of small order: nobody
+// holds such a key, and signatures under one can be made without any
+// key, for every message (x402's verifier refuses them too).
+func weakKey(k x402.PublicKey) bool {
+	p, err := new(edwards25519.Point).SetBytes(k[:])
+	if err != nil {
+		return true
+	}
+	return new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1
 }
 
 // message is the Sign-In With Solana text the wallet signed (CAIP-122),

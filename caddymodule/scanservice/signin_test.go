@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,11 @@ import (
 
 	"github.com/promptwall/promptwall/x402"
 )
+
+// identityAddr is the address whose key is the curve's identity point.
+var identityAddr = x402.Base58Encode(identityPoint())
+
+func identityPoint() []byte { b := make([]byte, 32); b[0] = 1; return b }
 
 func mustURL(s string) *url.URL {
 	u, err := url.Parse(s)
@@ -223,6 +229,10 @@ func TestSignInRefused(t *testing.T) {
 		{"signature not base58", payerAddr, 0, pf(nil, func(p *signInProof) { p.Signature = "0OIl" }), "signature"},
 		{"short signature", payerAddr, 0, pf(nil, func(p *signInProof) { p.Signature = p.Signature[:40] }), "signature"},
 		{"address not a wallet", payerAddr, 0, pf(nil, func(p *signInProof) { p.Address = "0x857b06519E91e3A54538791bDbb0E22373e36b66" }), "address"},
+		{"the identity point's signature fits every message", identityAddr, 0, pf(nil, func(p *signInProof) {
+			p.Address = identityAddr
+			p.Signature = x402.Base58Encode(append(identityPoint(), make([]byte, 32)...))
+		}), "not a wallet's key"},
 		{"proof for another wallet than caller", otherAddr, 0, pf(nil, nil), "another wallet"},
 		{"not base64", payerAddr, 0, "{not base64}", "base64"},
 		{"not JSON", payerAddr, 0, base64.StdEncoding.EncodeToString([]byte("[1,2")), "JSON"},
@@ -282,4 +292,37 @@ func FuzzSignInProof(f *testing.F) {
 			t.Fatalf("verified without a signature by the key: %+v", p)
 		}
 	})
+}
+
+// TestSignInX402Client: a proof made by x402's own client library for one
+// of our challenges is accepted (testdata/signin holds it, and says how it
+// was made), so the SIWS text is the one x402 clients sign.
+func TestSignInX402Client(t *testing.T) {
+	raw, err := os.ReadFile("testdata/signin/x402-client-2.27.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Challenge signInChallenge `json:"challenge"`
+		Address   string          `json:"address"`
+		Header    string          `json:"header"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	th := signInHandler(t)
+	if v.Address != payerAddr {
+		t.Fatalf("vector wallet %s, want the payer %s", v.Address, payerAddr)
+	}
+	c := v.Challenge.Info
+	if want := th.signIn.nonce(c.IssuedAt, c.ExpirationTime, c.RequestID); c.Nonce != want {
+		t.Fatalf("the vector's challenge is not this secret's: nonce %s, want %s", c.Nonce, want)
+	}
+	th.clock.Add(time.Minute)
+	if w := th.provenPrecheck(payerAddr, "203.0.113.7", v.Header); w.Code != 200 {
+		t.Fatalf("x402 client's proof: %d %s", w.Code, w.Body)
+	}
+	if w := th.provenPrecheck(payerAddr, "203.0.113.7", v.Header); w.Code != 401 {
+		t.Fatalf("x402 client's proof replayed: %d %s", w.Code, w.Body)
+	}
 }
