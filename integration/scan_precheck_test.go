@@ -2,11 +2,14 @@ package integration
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,12 +55,51 @@ func precheckAs(c *http.Client, url, caller, forwardedFor string) (int, string, 
 	return resp.StatusCode, e.Error.Limit, nil
 }
 
+// signInProof gets a sign-in-with-x challenge from url and signs it for
+// p the way x402's client does: the Sign-In With Solana text, ed25519.
+func signInProof(t *testing.T, url string, p goPayer) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Extensions struct {
+			SignIn struct {
+				Info   map[string]string `json:"info"`
+				Chains []struct {
+					ChainID string `json:"chainId"`
+					Type    string `json:"type"`
+				} `json:"supportedChains"`
+			} `json:"sign-in-with-x"`
+		} `json:"extensions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != 200 || len(doc.Extensions.SignIn.Chains) != 1 {
+		t.Fatalf("challenge: %d %v %+v", resp.StatusCode, err, doc)
+	}
+	info, chain := doc.Extensions.SignIn.Info, doc.Extensions.SignIn.Chains[0]
+	_, ref, _ := strings.Cut(chain.ChainID, ":")
+	msg := info["domain"] + " wants you to sign in with your Solana account:\n" + p.addr + "\n\n" +
+		info["statement"] + "\n\nURI: " + info["uri"] + "\nVersion: " + info["version"] + "\nChain ID: " + ref +
+		"\nNonce: " + info["nonce"] + "\nIssued At: " + info["issuedAt"] + "\nExpiration Time: " + info["expirationTime"] +
+		"\nRequest ID: " + info["requestId"]
+	proof := map[string]string{"address": p.addr, "chainId": chain.ChainID, "type": chain.Type,
+		"signature": x402.Base58Encode(ed25519.Sign(p.key, []byte(msg)))}
+	for k, v := range info {
+		proof[k] = v
+	}
+	b, _ := json.Marshal(proof)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
 // TestPrecheckAddressBound runs a script against a real server that mints
 // a new wallet for every pre-check, from one client address. Behind a
 // trusted proxy (the client address is the X-Forwarded-For one) the
 // default bound holds exactly under concurrency, other addresses are not
 // affected, and the refused wallets were charged nothing. Without
-// trusted_proxies a forged X-Forwarded-For changes nothing.
+// trusted_proxies a forged X-Forwarded-For changes nothing. A wallet
+// proven with sign-in-with-x passes the full address.
 func TestPrecheckAddressBound(t *testing.T) {
 	proxied := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	direct := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -71,6 +113,7 @@ func TestPrecheckAddressBound(t *testing.T) {
 http://%s {
 	prompt_scan {
 		free
+		precheck_sign_in http://%s
 	}
 }
 
@@ -81,7 +124,7 @@ http://%s {
 		store sqlite direct.db
 	}
 }
-`, proxied[len("127.0.0.1"):], proxied, direct), nil, proxied, direct)
+`, proxied[len("127.0.0.1"):], proxied, proxied, direct), nil, proxied, direct)
 	c := &http.Client{Timeout: 30 * time.Second}
 
 	// 1100 minted wallets from 203.0.113.9, eight at a time.
@@ -149,6 +192,18 @@ http://%s {
 		}
 		if status != tc.status || limit != tc.limit {
 			t.Errorf("%s: %d %q, want %d %q", tc.name, status, limit, tc.status, tc.limit)
+		}
+	}
+
+	// A wallet proven with sign-in-with-x is not held to the full
+	// address's bound; its proof is good once.
+	payer := newGoPayer("proven wallet")
+	proof := signInProof(t, "http://"+proxied+"/precheck", payer)
+	for i, want := range []int{200, 401} {
+		body, _ := json.Marshal(map[string]string{"text": "hello", "caller": payer.addr})
+		status, _, b := scanPost(t, url, body, map[string]string{"X-Forwarded-For": "203.0.113.9", "Sign-In-With-X": proof})
+		if status != want {
+			t.Fatalf("proven pre-check %d from the full address: %d %s, want %d", i, status, b, want)
 		}
 	}
 
