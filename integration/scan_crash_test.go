@@ -135,16 +135,25 @@ http://%s {
 	}
 
 	// Restart on the same file: it opens after the crash, the payments
-	// used before it are still used, and new ones work.
+	// used before it are still used, and new ones work. A payment is
+	// marked delivered just after its answer went out, so the answers
+	// whose marks were not written at the kill (the batch being written
+	// and those sent meanwhile: two per client at most) may be given once
+	// more on a retry: paid for, never free. Every other replay is refused.
 	srv2 := startCaddy(t, caddyfile, nil, addr)
-	var replay string
+	again := 0
 	for _, h := range acked {
-		replay = h
-		break
+		status, hdr, _ = scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": h})
+		switch pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); {
+		case status == 200:
+			again++
+		case status != 402 || pr == nil || pr.Error != "duplicate_settlement":
+			t.Fatalf("replay of a payment used before the crash: %d", status)
+		}
 	}
-	status, hdr, _ = scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": replay})
-	if pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); status != 402 || pr == nil || pr.Error != "duplicate_settlement" {
-		t.Fatalf("a payment used before the crash was accepted after it: %d", status)
+	t.Logf("replays after the restart: %d of %d given again (answers in flight at the kill)", again, len(acked))
+	if again > 2*workers {
+		t.Fatalf("%d payments used before the crash were accepted after it; at most %d marks were unwritten", again, 2*workers)
 	}
 	fresh := newGoPayer("after the crash")
 	if status, _, b := scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": fresh.header(t, offer, "fresh")}); status != 200 {
@@ -152,6 +161,7 @@ http://%s {
 	}
 	srv2.Stop()
 	if n := len(readLedger(t, dbPath)); n != len(rows)+1 {
+		// Replays write no row; the fresh payment writes one.
 		t.Fatalf("ledger has %d rows after one more scan, want %d", n, len(rows)+1)
 	}
 }

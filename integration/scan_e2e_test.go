@@ -148,7 +148,7 @@ http://%s {
 		t.Fatalf("facilitator down at verify: %+v", down)
 	}
 	// Facilitator unreachable at settle: 503, no result; the payment
-	// stays used, since the server cannot know whether it landed.
+	// stays reserved, since the server cannot know whether it landed.
 	fsw.set("/settle", true)
 	down2 := ln.pay(t, base+"/scan", ln.PayerSecret, map[string]string{"text": canary})
 	fsw.set("/settle", false)
@@ -159,10 +159,20 @@ http://%s {
 	if payerBefore-ln.balance(t, ln.PayerTokenAccount) != 10000 || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 10000 {
 		t.Fatal("a payment moved money while the facilitator was down")
 	}
+	// The client retries with the same payment: it settles now, once, and
+	// the scan is given; a second retry is a replay.
+	status, hdr, body = scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}),
+		map[string]string{"PAYMENT-SIGNATURE": down2.PaymentSignature})
+	if status != 200 || !strings.Contains(string(body), `"verdict":"malicious"`) || hdr.Get("PAYMENT-RESPONSE") == "" {
+		t.Fatalf("retry with the payment of an unknown settlement: %d %s", status, body)
+	}
 	status, hdr, body = scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}),
 		map[string]string{"PAYMENT-SIGNATURE": down2.PaymentSignature})
 	if pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); status != 402 || pr == nil || pr.Error != "duplicate_settlement" {
-		t.Fatalf("the payment of an unknown settlement was accepted again: %d %s", status, body)
+		t.Fatalf("the payment of a delivered scan was accepted again: %d %s", status, body)
+	}
+	if payerBefore-ln.balance(t, ln.PayerTokenAccount) != 20000 || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 20000 {
+		t.Fatal("the retried payment did not move exactly 10,000 units")
 	}
 
 	// Back up: a second paid scan, of a safe text, goes through.
@@ -170,8 +180,8 @@ http://%s {
 	if paid2.Status != 200 || !strings.Contains(paid2.Body, `"verdict":"safe"`) {
 		t.Fatalf("second paid scan: %+v", paid2)
 	}
-	if payerBefore-ln.balance(t, ln.PayerTokenAccount) != 20000 || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 20000 {
-		t.Fatal("two paid scans did not move exactly 20,000 units")
+	if payerBefore-ln.balance(t, ln.PayerTokenAccount) != 30000 || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 30000 {
+		t.Fatal("three paid scans did not move exactly 30,000 units")
 	}
 
 	// The free pre-check of the canary, twice (the second is rate limited).
@@ -186,10 +196,10 @@ http://%s {
 	// Metrics through Caddy's admin endpoint.
 	metrics := fetchText(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", admin))
 	for _, line := range []string{
-		`promptwall_scan_payments_total{outcome="settled"} 2`,
+		`promptwall_scan_payments_total{outcome="settled"} 3`,
 		`promptwall_scan_payments_total{outcome="duplicate"} 3`,
 		`promptwall_scan_payments_total{outcome="unavailable"} 2`,
-		`promptwall_scan_requests_total{code="200",endpoint="scan"} 2`,
+		`promptwall_scan_requests_total{code="200",endpoint="scan"} 3`,
 		`promptwall_scan_requests_total{code="429",endpoint="precheck"} 1`,
 	} {
 		if !strings.Contains(metrics, line+"\n") {
@@ -203,15 +213,17 @@ http://%s {
 	// time, price, verdict and counts.
 	dbPath := filepath.Join(srv.Dir, "data", "caddy", "promptwall", "scan.db")
 	rows := readLedger(t, dbPath)
-	if len(rows) != 2 {
-		t.Fatalf("ledger has %d rows, want 2 (one per paid scan): %+v", len(rows), rows)
+	if len(rows) != 3 {
+		t.Fatalf("ledger has %d rows, want 3 (one per paid scan): %+v", len(rows), rows)
 	}
 	counts, _ := json.Marshal(res.CategoryCounts)
-	if r := rows[0]; r.Payer != ln.Payer || r.Price != 10000 || r.Verdict != "malicious" || !jsonTextEqual(r.Counts, string(counts)) {
-		t.Errorf("first row %+v, want payer %s, 10000, malicious, %s", r, ln.Payer, counts)
+	for i := range 2 {
+		if r := rows[i]; r.Payer != ln.Payer || r.Price != 10000 || r.Verdict != "malicious" || !jsonTextEqual(r.Counts, string(counts)) {
+			t.Errorf("row %d %+v, want payer %s, 10000, malicious, %s", i, r, ln.Payer, counts)
+		}
 	}
-	if r := rows[1]; r.Payer != ln.Payer || r.Price != 10000 || r.Verdict != "safe" || r.Counts != "{}" {
-		t.Errorf("second row %+v", r)
+	if r := rows[2]; r.Payer != ln.Payer || r.Price != 10000 || r.Verdict != "safe" || r.Counts != "{}" {
+		t.Errorf("third row %+v", r)
 	}
 
 	// The canary is in no file the server wrote and in no log line.

@@ -45,8 +45,29 @@ CREATE TABLE IF NOT EXISTS payments (
 	key         TEXT NOT NULL PRIMARY KEY,
 	reserved_at TEXT NOT NULL
 ) WITHOUT ROWID;
-PRAGMA user_version = 1;
 `
+
+// sqliteSchemaV2 makes the payments table a record of each payment's
+// state, so a crash in the middle of one can be reconciled. Keys used under
+// version 1 were answered or refused for good: they become delivered.
+const sqliteSchemaV2 = `
+ALTER TABLE payments ADD COLUMN state TEXT NOT NULL DEFAULT 'delivered';
+ALTER TABLE payments ADD COLUMN ident TEXT;
+ALTER TABLE payments ADD COLUMN header TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN accepted TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN payer TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN price INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE payments ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN category_counts TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE payments ADD COLUMN tx TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN since TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX payments_ident ON payments (ident) WHERE ident IS NOT NULL;
+CREATE INDEX payments_settling ON payments (since) WHERE state = 'settling';
+PRAGMA user_version = 2;
+`
+
+// sqliteVersion is the schema version this code writes.
+const sqliteVersion = 2
 
 // SQLite is the default backend: one database file in WAL mode.
 type SQLite struct {
@@ -59,17 +80,46 @@ type SQLite struct {
 	// gives up with its own context: while another process holds the file,
 	// the writes queued here must not each wait out the one before.
 	wlock chan struct{}
+	// file is the database file as opened, to notice it being deleted or
+	// replaced under the running server.
+	file os.FileInfo
+}
+
+// ErrFileGone is returned, wrapped, by every operation once the database
+// file was deleted or replaced while the server runs. SQLite would go on
+// writing to the unlinked file, or to a file nobody looks at any more:
+// pre-check counters, used payments (so replays would pass) and ledger rows
+// would be lost without a word. Restarting opens the file now at the path.
+var ErrFileGone = errors.New("store: the database file was deleted or replaced while the server runs")
+
+// check fails once the file at the path is not the one opened.
+func (s *SQLite) check() error {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err == nil && os.SameFile(fi, s.file):
+		return nil
+	case err == nil:
+		return fmt.Errorf("%w: %s is another file now", ErrFileGone, s.path)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s does not exist", ErrFileGone, s.path)
+	default:
+		return fmt.Errorf("%w: %s: %v", ErrFileGone, s.path, err)
+	}
 }
 
 // lock takes the write lock, or fails with ctx's error when ctx ends
-// first; unlock gives it back.
+// first, or when the file is gone; unlock gives it back.
 func (s *SQLite) lock(ctx context.Context) error {
 	select {
 	case s.wlock <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("store: waiting for the database: %w", ctx.Err())
 	}
+	if err := s.check(); err != nil {
+		s.unlock()
+		return err
+	}
+	return nil
 }
 
 func (s *SQLite) unlock() { <-s.wlock }
@@ -103,7 +153,12 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &SQLite{db: db, path: abs, wlock: make(chan struct{}, 1)}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: opening %s: %w", abs, err)
+	}
+	s := &SQLite{db: db, path: abs, wlock: make(chan struct{}, 1), file: fi}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -130,11 +185,29 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("store: reading %s: %w", s.path, err)
 	}
-	if version > 1 {
-		return fmt.Errorf("store: %s has schema version %d, newer than this server knows (1)", s.path, version)
+	if version > sqliteVersion {
+		return fmt.Errorf("store: %s has schema version %d, newer than this server knows (%d)", s.path, version, sqliteVersion)
 	}
-	if _, err := s.db.ExecContext(ctx, sqliteSchema); err != nil {
-		return fmt.Errorf("store: creating the schema in %s: %w", s.path, err)
+	if version == sqliteVersion {
+		return nil
+	}
+	// Both steps in one transaction: a crash leaves version 1 or 2, never
+	// half of the second.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrating %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if version < 1 {
+		if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
+			return fmt.Errorf("store: creating the schema in %s: %w", s.path, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqliteSchemaV2); err != nil {
+		return fmt.Errorf("store: migrating %s to schema version 2: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migrating %s: %w", s.path, err)
 	}
 	return nil
 }
@@ -148,63 +221,11 @@ func (s *SQLite) Precheck(ctx context.Context, caller string, now time.Time, lim
 	return qs[0], nil
 }
 
-// Reserve implements Store with the key as primary key: the insert either
-// adds the row or, for a key already there, does nothing.
-func (s *SQLite) Reserve(ctx context.Context, key string, now time.Time) (bool, error) {
-	if err := s.lock(ctx); err != nil {
-		return false, err
-	}
-	defer s.unlock()
-	res, err := s.db.ExecContext(ctx, "INSERT INTO payments (key, reserved_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-		key, now.UTC().Format(ledgerTimeFormat))
-	if err != nil {
-		return false, fmt.Errorf("store: reserving a payment: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: reserving a payment: %w", err)
-	}
-	return n == 1, nil
-}
-
-// Release implements Store.
-func (s *SQLite) Release(ctx context.Context, key string) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.unlock()
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM payments WHERE key = ?", key); err != nil {
-		return fmt.Errorf("store: releasing a payment: %w", err)
-	}
-	return nil
-}
-
-// Record implements Store.
-func (s *SQLite) Record(ctx context.Context, row LedgerRow) error {
-	counts := row.CategoryCounts
-	if counts == nil {
-		counts = map[string]int{}
-	}
-	cj, err := json.Marshal(counts)
-	if err != nil {
-		return fmt.Errorf("store: recording a paid scan: %w", err)
-	}
-	if row.Price > 1<<63-1 {
-		return fmt.Errorf("store: recording a paid scan: price %d out of range", row.Price)
-	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.unlock()
-	if _, err := s.db.ExecContext(ctx, "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)",
-		row.Payer, row.Time.UTC().Format(ledgerTimeFormat), int64(row.Price), row.Verdict, string(cj)); err != nil {
-		return fmt.Errorf("store: recording a paid scan: %w", err)
-	}
-	return nil
-}
-
 // Ledger implements Store.
 func (s *SQLite) Ledger(ctx context.Context, from, to time.Time) ([]LedgerRow, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT payer, time, price, verdict, category_counts FROM ledger
 		WHERE time >= ? AND time < ? ORDER BY time, rowid`,
 		from.UTC().Format(ledgerTimeFormat), to.UTC().Format(ledgerTimeFormat))

@@ -47,7 +47,7 @@ func TestSQLiteFileCreatedPrivateInWAL(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("database file mode %v, want 0600", fi.Mode().Perm())
 	}
-	if err := s.Record(context.Background(), store.LedgerRow{Payer: "p", Time: time.Now(), Price: 1, Verdict: "safe"}); err != nil {
+	if _, _, err := s.Reserve(context.Background(), store.Payment{Key: "k"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path + "-wal"); err != nil {
@@ -170,8 +170,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashWriter records rows until killed, printing each row's number once
-// Record has returned.
+// crashWriter settles payments until killed, printing each one's number
+// once Settle has returned.
 func crashWriter(path, round string) {
 	s, err := store.OpenSQLite(context.Background(), path)
 	if err != nil {
@@ -182,7 +182,12 @@ func crashWriter(path, round string) {
 	for i := 0; ; i++ {
 		row := store.LedgerRow{Payer: fmt.Sprintf("round%s-%d", round, i), Time: time.Now(), Price: 10000,
 			Verdict: "suspicious", CategoryCounts: map[string]int{"concealment": 1}}
-		if err := s.Record(context.Background(), row); err != nil {
+		key := "crash-" + row.Payer
+		if _, _, err := s.Reserve(context.Background(), store.Payment{Key: key, Row: row}, row.Time); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if _, err := s.Settle(context.Background(), key, "tx", row, row.Time); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

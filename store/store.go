@@ -8,7 +8,8 @@
 // schema and the same tests (package storetest).
 //
 // Nothing here ever sees a submitted text: the ledger holds the payer, the
-// time, the price, the verdict and per-category counts, and nothing else.
+// time, the price, the verdict and per-category counts, and nothing else;
+// a payment holds its signed transaction and the ledger row it will write.
 //
 // A PostgreSQL backend keeps the same three tables (ledger with time as
 // timestamptz and category_counts as jsonb; precheck keyed by caller;
@@ -16,9 +17,10 @@
 // transaction that locks the caller's row (INSERT ... ON CONFLICT DO
 // NOTHING, then SELECT ... FOR UPDATE) around decide, and PrecheckAll
 // likewise with every counter's row locked, in key order so that two
-// transactions cannot deadlock; Reserve as INSERT ...
-// ON CONFLICT DO NOTHING; Record as a plain INSERT committed with
-// synchronous_commit on. It then passes storetest.Run unchanged.
+// transactions cannot deadlock; Reserve as INSERT ... ON CONFLICT DO
+// NOTHING; Settle as one transaction of a conditional UPDATE and the
+// ledger INSERT, committed with synchronous_commit on. It then passes
+// storetest.Run unchanged.
 package store
 
 import (
@@ -47,19 +49,38 @@ type Store interface {
 	// all of them. Keys must be distinct.
 	PrecheckAll(ctx context.Context, now time.Time, counters ...Counter) ([]Quota, error)
 
-	// Reserve marks a payment key as used. It reports false, and changes
-	// nothing, when the key is already used or reserved: exactly one of any
-	// number of concurrent calls with one key gets true.
-	Reserve(ctx context.Context, key string, now time.Time) (bool, error)
+	// Reserve stores p as settling since now, unless a payment with its
+	// key is known. It returns the payment stored under the key and
+	// whether that is p, reserved by this call: of any number of
+	// concurrent calls with one key, exactly one gets true. When p.Ident
+	// names a payment with another key, it stores nothing and returns that
+	// payment, false and ErrIdentInUse.
+	Reserve(ctx context.Context, p Payment, now time.Time) (Payment, bool, error)
 
-	// Release frees a reserved key again. Call it only when the payment
-	// definitely did not and cannot take effect.
+	// Payment returns the payment with key, and false when none is known.
+	Payment(ctx context.Context, key string) (Payment, bool, error)
+
+	// Settle moves a settling payment to settled, with its on-chain
+	// transaction, and appends row to the ledger, in one durable step: when
+	// it returns nil both survive a crash of the process (and, for SQLite
+	// with synchronous=FULL, of the machine). It reports false, and
+	// writes nothing, when the payment is not settling: whoever settles it
+	// first writes the one ledger row it ever has.
+	Settle(ctx context.Context, key, transaction string, row LedgerRow, now time.Time) (bool, error)
+
+	// Deliver moves settled payments to delivered.
+	Deliver(ctx context.Context, now time.Time, keys ...string) error
+
+	// Fail moves a settling payment to failed: its key stays used.
+	Fail(ctx context.Context, key string, now time.Time) error
+
+	// Release forgets a settling payment, freeing its key. Call it only
+	// when the payment definitely did not and cannot take effect.
 	Release(ctx context.Context, key string) error
 
-	// Record appends one row to the ledger durably: when it returns nil the
-	// row survives a crash of the process (and, for SQLite with the
-	// synchronous=FULL setting used here, of the machine).
-	Record(ctx context.Context, row LedgerRow) error
+	// Settling returns up to limit payments settling since before before,
+	// oldest first: the ones a crash may have left in flight.
+	Settling(ctx context.Context, before time.Time, limit int) ([]Payment, error)
 
 	// Ledger returns the rows with from <= Time < to, oldest first.
 	Ledger(ctx context.Context, from, to time.Time) ([]LedgerRow, error)

@@ -37,6 +37,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			settle_timeout <duration>
 //		}
 //		fee_payer    <solana address>
+//		rpc          <url>
 //		price        <usd>
 //		free
 //		precheck_daily_limit <n>|unlimited
@@ -88,6 +89,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "fee_payer":
 			if !d.AllArgs(&h.FeePayer) {
+				return d.ArgErr()
+			}
+		case "rpc":
+			if !d.AllArgs(&h.RPC) {
 				return d.ArgErr()
 			}
 		case "price":

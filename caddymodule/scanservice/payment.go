@@ -6,18 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/promptwall/promptwall/store"
 	"github.com/promptwall/promptwall/x402"
 )
 
-// ledgerWriteTimeout bounds writing the ledger row after settlement. The
-// request's own context is not used: a client that hangs up after paying
-// must still get its row.
+// ledgerWriteTimeout bounds writing the ledger row after settlement.
 const ledgerWriteTimeout = 10 * time.Second
 
 // storeTimeout bounds each request's wait for a store operation before
@@ -27,10 +25,8 @@ const ledgerWriteTimeout = 10 * time.Second
 const storeTimeout = 10 * time.Second
 
 // serveScan answers POST /scan: the full result, free or against an x402
-// payment. The order is what keeps the promises: the body is checked
-// before any payment is asked for or taken; a payment key is reserved
-// before settling, so a payment is used once; the result is released only
-// after settlement succeeded and its ledger row is on disk.
+// payment. The body is checked before any payment is asked for or taken;
+// the money path is paidScan's.
 func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	if !allowPost(w, r) {
 		return
@@ -54,140 +50,44 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	offer, err := h.offer(ctx, r)
 	if err != nil {
-		h.unavailable(w, "building the payment requirements", err)
+		h.metrics.payment(outcomeUnavailable)
+		h.logger.Warn("facilitator unavailable", zap.String("while", "building the payment requirements"), zap.Error(err))
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, codeFacilitatorUnavail,
+			"the payment facilitator is unavailable; no payment was taken, try again shortly")
 		return
 	}
-
 	sig := r.Header.Get(x402.HeaderPaymentSignature)
 	if sig == "" {
 		h.metrics.payment(outcomeRequired)
 		h.paymentRequired(w, offer, "PAYMENT-SIGNATURE header is required")
 		return
 	}
-	payload, err := x402.DecodePaymentHeader(sig)
-	if err != nil {
-		h.metrics.payment(outcomeMalformed)
-		writeError(w, http.StatusBadRequest, codeInvalidPayment, "the PAYMENT-SIGNATURE header is not an x402 payment: "+err.Error())
-		return
-	}
-	accepted, err := x402.Match(payload.Accepted, offer.Accepts)
-	if err != nil {
-		h.refuse(w, offer, reasonOf(err))
-		return
-	}
-	checked, err := x402.CheckExactSVM(payload, accepted)
-	if err != nil {
-		if _, ok := errors.AsType[*x402.Invalid](err); !ok {
-			// Not the payment's fault: our own requirements are unusable.
-			h.logger.Error("checking a payment against our requirements", zap.Error(err))
-			writeError(w, http.StatusInternalServerError, "internal", "the payment requirements are misconfigured")
-			return
-		}
-		h.refuse(w, offer, reasonOf(err))
-		return
-	}
-
-	// Scanning is cheap and cannot fail; its result is held back until
-	// the payment has settled.
-	res := h.scan(req.Text)
-
-	sr, payer, ok := h.charge(ctx, w, offer, payload, accepted, checked)
-	if !ok {
-		return
-	}
-
-	row := store.LedgerRow{
-		Payer:          payer,
-		Time:           h.now(),
-		Price:          checked.Amount,
-		Verdict:        string(res.Verdict),
-		CategoryCounts: res.CategoryCounts,
-	}
-	if err := h.record(ctx, row); err != nil {
-		// Paid but not recorded: the result stays unreleased (an
-		// answer is only given with its ledger row), and the log holds
-		// what the operator needs to make good: payer and transaction.
-		h.metrics.payment(outcomeUnrecorded)
-		h.logger.Error("settled payment could not be recorded in the ledger",
-			zap.String("payer", payer), zap.String("transaction", sr.Transaction), zap.Error(err))
-		w.Header().Set(x402.HeaderPaymentResponse, sr.Header())
-		writeError(w, http.StatusInternalServerError, codeLedgerUnavailable,
-			"the payment settled but could not be recorded; quote the transaction in PAYMENT-RESPONSE to be made good")
-		return
-	}
-	h.metrics.payment(outcomeSettled)
-	w.Header().Set(x402.HeaderPaymentResponse, sr.Header())
-	writeJSON(w, http.StatusOK, scanResponse{RulesID: h.rulesID(), Result: res})
-	h.logRequest("scan", http.StatusOK, zap.String("payer", payer), zap.String("transaction", sr.Transaction),
-		zap.String("verdict", string(res.Verdict)), zap.Any("category_counts", res.CategoryCounts))
+	a := h.paidScan(ctx, offer, sig, req.Text)
+	h.sent(a, h.writeAnswer(w, offer, a))
 }
 
-// charge takes the payment: it reserves the payment's key, has the
-// facilitator verify and settle it, and releases the key only after a
-// definite failure that cannot have moved money. When it returns false it
-// has answered the request.
-func (h *Handler) charge(ctx context.Context, w http.ResponseWriter, offer x402.PaymentRequired,
-	payload *x402.PaymentPayload, accepted x402.Requirements, checked *x402.Checked) (*x402.SettleResponse, string, bool) {
-	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	reserved, err := h.store.Reserve(rctx, checked.Key, h.now())
-	cancel()
-	if err != nil {
-		h.unavailableStore(w, err)
-		return nil, "", false
+// writeAnswer renders a paid scan's answer as POST /scan gives it, and
+// reports whether it reached the connection.
+func (h *Handler) writeAnswer(w http.ResponseWriter, offer x402.PaymentRequired, a answer) bool {
+	if a.settle != nil {
+		w.Header().Set(x402.HeaderPaymentResponse, a.settle.Header())
 	}
-	if !reserved {
-		h.metrics.payment(outcomeDuplicate)
-		h.paymentRequired(w, offer, x402.ReasonDuplicateSettlement)
-		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", checked.Payer), zap.String("reason", x402.ReasonDuplicateSettlement))
-		return nil, "", false
+	if a.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
-
-	vr, err := h.fac.Verify(ctx, payload, accepted)
-	if err != nil {
-		// Verify submits nothing: the payment cannot have been taken,
-		// so the client may use it again once the facilitator is back.
-		h.release(checked.Key)
-		h.unavailable(w, "verifying a payment", err)
-		return nil, "", false
+	switch a.status {
+	case http.StatusOK:
+		// A write error means the client is gone. No flush here: the
+		// server sends the answer as the handler returns, and an early
+		// flush costs a round trip on keep-alive connections.
+		return writeJSON(w, http.StatusOK, scanResponse{RulesID: h.rulesID(), Result: *a.result}) == nil
+	case http.StatusPaymentRequired:
+		h.paymentRequired(w, offer, a.reason)
+	default:
+		writeError(w, a.status, a.code, a.message)
 	}
-	if !vr.IsValid {
-		h.release(checked.Key)
-		h.refuse(w, offer, nonEmpty(vr.InvalidReason, "invalid_payment"))
-		return nil, "", false
-	}
-
-	sr, err := h.fac.Settle(ctx, payload, accepted)
-	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
-		// Broadcast but not yet seen confirmed. Asking again makes the
-		// reference facilitator wait on that same transaction; one that
-		// re-sends it sends the identical transaction, which the chain
-		// runs at most once.
-		sr, err = h.fac.Settle(ctx, payload, accepted)
-	}
-	if err != nil || (!sr.Success && sr.ErrorReason == reasonSettlementPending) {
-		// The transaction may have been sent and may still land: the
-		// key stays reserved, so the same payment can never buy a
-		// second answer, and no result is given for this one.
-		if err == nil {
-			err = errors.New("settlement still pending")
-		}
-		h.unsettled(w, checked, err)
-		return nil, "", false
-	}
-	if !sr.Success {
-		reason := nonEmpty(sr.ErrorReason, "settlement_failed")
-		if settleFailedBeforeSending(reason) {
-			h.release(checked.Key)
-		}
-		h.metrics.payment(outcomeFailed)
-		w.Header().Set(x402.HeaderPaymentResponse, sr.Header())
-		h.paymentRequired(w, offer, reason)
-		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", nonEmpty(sr.Payer, checked.Payer)),
-			zap.String("reason", reason))
-		return nil, "", false
-	}
-
-	return sr, nonEmpty(sr.Payer, vr.Payer, checked.Payer), true
+	return true
 }
 
 // offer is this request's 402 document: one exact-SVM requirement whose
@@ -222,72 +122,6 @@ func (h *Handler) paymentRequired(w http.ResponseWriter, offer x402.PaymentRequi
 	offer.Error = reason
 	w.Header().Set(x402.HeaderPaymentRequired, offer.Header())
 	writeJSON(w, http.StatusPaymentRequired, offer)
-}
-
-// refuse answers 402 to a payment that failed verification.
-func (h *Handler) refuse(w http.ResponseWriter, offer x402.PaymentRequired, reason string) {
-	h.metrics.payment(outcomeInvalid)
-	h.paymentRequired(w, offer, reason)
-	h.logRequest("scan", http.StatusPaymentRequired, zap.String("reason", reason))
-}
-
-// unavailable answers 503 when the facilitator cannot be asked: nothing is
-// given, and the client may try again.
-func (h *Handler) unavailable(w http.ResponseWriter, what string, err error) {
-	h.metrics.payment(outcomeUnavailable)
-	h.logger.Warn("facilitator unavailable", zap.String("while", what), zap.Error(err))
-	w.Header().Set("Retry-After", "5")
-	writeError(w, http.StatusServiceUnavailable, codeFacilitatorUnavail,
-		"the payment facilitator is unavailable; no payment was taken, try again shortly")
-}
-
-// unsettled answers 503 when settlement was asked for but its outcome is
-// unknown: no result is given, and the payment cannot be used again.
-func (h *Handler) unsettled(w http.ResponseWriter, c *x402.Checked, err error) {
-	h.metrics.payment(outcomeUnavailable)
-	// Payer and payment key let the operator find the transaction on
-	// chain and make good if it landed.
-	h.logger.Warn("facilitator unavailable", zap.String("while", "settling a payment"),
-		zap.String("payer", c.Payer), zap.String("payment_key", c.Key), zap.Error(err))
-	w.Header().Set("Retry-After", "5")
-	writeError(w, http.StatusServiceUnavailable, codeFacilitatorUnavail,
-		"the payment facilitator did not confirm the settlement; no result is given and this payment cannot be used again; if it settled, the operator can find it by your wallet address")
-}
-
-func (h *Handler) unavailableStore(w http.ResponseWriter, err error) {
-	h.metrics.payment(outcomeUnavailable)
-	h.logger.Error("payment store unavailable", zap.Error(err))
-	w.Header().Set("Retry-After", "5")
-	writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the payment store is unavailable; nothing was charged, try again shortly")
-}
-
-// release frees a payment key after a definite failure. If that fails the
-// key stays used: the safe side, the client pays with a new transaction.
-func (h *Handler) release(key string) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := h.store.Release(ctx, key); err != nil {
-		h.logger.Error("releasing a payment key", zap.Error(err))
-	}
-}
-
-// record writes the ledger row, retrying briefly: the payment has already
-// settled, so a passing lock or I/O hiccup should not cost the answer.
-func (h *Handler) record(ctx context.Context, row store.LedgerRow) error {
-	ctx, cancel := context.WithTimeout(ctx, ledgerWriteTimeout)
-	defer cancel()
-	var err error
-	for attempt := range 3 {
-		if err = h.store.Record(ctx, row); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-		}
-	}
-	return err
 }
 
 // Settlement reasons of the reference facilitator (@x402/svm) that say
@@ -336,3 +170,6 @@ func (h *Handler) rulesID() string { return h.engine.Engine.Rulebook().ID }
 
 // jsonString encodes s as a JSON string.
 func jsonString(s string) ([]byte, error) { return json.Marshal(s) }
+
+// paymentIdent is the payment's payment-identifier, when it carries one.
+func paymentIdent(p *x402.PaymentPayload) (string, error) { return "", nil }

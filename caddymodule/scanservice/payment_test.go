@@ -173,8 +173,9 @@ func TestConcurrentReplay(t *testing.T) {
 	for c := range codes {
 		count[c]++
 	}
-	if count[200] != 1 || count[402] != 19 {
-		t.Fatalf("20 concurrent uses of one payment: %v, want one 200 and nineteen 402", count)
+	// The others are told the payment is in use (409) or used (402).
+	if count[200] != 1 || count[402]+count[409] != 19 {
+		t.Fatalf("20 concurrent uses of one payment: %v, want one 200 and nineteen 402 or 409", count)
 	}
 	if f.count("/settle") != 1 || len(th.ledger(t)) != 1 {
 		t.Fatalf("settle %d times, %d ledger rows", f.count("/settle"), len(th.ledger(t)))
@@ -339,13 +340,21 @@ func TestFacilitatorUnavailable(t *testing.T) {
 		if w.Code != 503 || strings.Contains(w.Body.String(), "verdict") || errorCode(t, w) != "facilitator_unavailable" {
 			t.Fatalf("settle 500: %d %s", w.Code, w.Body)
 		}
-		// The transaction may have landed: that payment is spent.
+		if n := len(th.ledger(t)); n != 0 {
+			t.Errorf("%d ledger rows before anything settled", n)
+		}
+		// The transaction may have landed: a retry with the same payment
+		// settles it (again: the chain runs it at most once) and gets the
+		// scan, once.
 		f.settle = nil
-		if w := pay(t, th, header); w.Code != 402 || offerOf(t, w).Error != "duplicate_settlement" {
+		if w := pay(t, th, header); w.Code != 200 || !strings.Contains(w.Body.String(), `"verdict"`) {
 			t.Fatalf("retry after an unknown settlement: %d %s", w.Code, w.Body)
 		}
-		if n := len(th.ledger(t)); n != 0 {
-			t.Errorf("%d ledger rows", n)
+		if w := pay(t, th, header); w.Code != 402 || offerOf(t, w).Error != "duplicate_settlement" {
+			t.Fatalf("a third use of the payment: %d %s", w.Code, w.Body)
+		}
+		if n := len(th.ledger(t)); n != 1 {
+			t.Errorf("%d ledger rows, want 1", n)
 		}
 	})
 	t.Run("settle slow", func(t *testing.T) {
@@ -399,10 +408,12 @@ func TestFacilitatorUnavailable(t *testing.T) {
 	})
 }
 
-// failingStore fails Record, as a full disk would.
+// failingStore fails Settle, as a full disk would.
 type failingStore struct{ store.Store }
 
-func (failingStore) Record(context.Context, store.LedgerRow) error { return errors.New("disk full") }
+func (failingStore) Settle(context.Context, string, string, store.LedgerRow, time.Time) (bool, error) {
+	return false, errors.New("disk full")
+}
 
 func TestLedgerFailureReleasesNothing(t *testing.T) {
 	f := newFakeFacilitator(t)
@@ -419,8 +430,22 @@ func TestLedgerFailureReleasesNothing(t *testing.T) {
 	if pr, err := x402.DecodePaymentResponse(w.Header().Get("PAYMENT-RESPONSE")); err != nil || !pr.Success {
 		t.Errorf("PAYMENT-RESPONSE %+v %v", pr, err)
 	}
-	if th.logs.FilterMessage("settled payment could not be recorded in the ledger").Len() != 1 {
+	if th.logs.FilterMessage("settled payment could not be recorded in the ledger yet").Len() != 1 {
 		t.Error("no error log for the unrecorded payment")
+	}
+	if n := len(th.ledger(t)); n != 0 {
+		t.Fatalf("%d ledger rows while the store fails", n)
+	}
+	// Once the store is back, a retry with the payment records it (the
+	// settlement was kept in memory, the facilitator is not asked again)
+	// and gets the scan.
+	th.store.Store = real
+	settles := f.count("/settle")
+	if w := pay(t, th, header); w.Code != 200 || !strings.Contains(w.Body.String(), `"verdict"`) {
+		t.Fatalf("retry after the store came back: %d %s", w.Code, w.Body)
+	}
+	if n := len(th.ledger(t)); n != 1 || f.count("/settle") != settles {
+		t.Fatalf("%d ledger rows, %d more settle calls; want 1 and 0", n, f.count("/settle")-settles)
 	}
 }
 
@@ -528,9 +553,17 @@ func TestSettlementPending(t *testing.T) {
 		if w.Code != 503 || strings.Contains(w.Body.String(), `"verdict"`) || f.count("/settle") != 2 {
 			t.Fatalf("still pending: %d %s after %d settle calls", w.Code, w.Body, f.count("/settle"))
 		}
+		// Once it has landed, a retry with the same payment gets the
+		// scan; the one after that is a replay.
 		f.settle = nil
+		if w := pay(t, th, header); w.Code != 200 || !strings.Contains(w.Body.String(), `"verdict"`) {
+			t.Fatalf("retry once settled: %d %s", w.Code, w.Body)
+		}
 		if w := pay(t, th, header); w.Code != 402 || offerOf(t, w).Error != "duplicate_settlement" {
-			t.Fatalf("a payment that may still land was accepted again: %d %s", w.Code, w.Body)
+			t.Fatalf("a paid scan was given twice: %d %s", w.Code, w.Body)
+		}
+		if n := len(th.ledger(t)); n != 1 {
+			t.Fatalf("%d ledger rows, want 1", n)
 		}
 	})
 	t.Run("failed while sending", func(t *testing.T) {

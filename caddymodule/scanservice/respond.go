@@ -23,6 +23,8 @@ const (
 	codeFacilitatorUnavail  = "facilitator_unavailable"
 	codeStoreUnavailable    = "store_unavailable"
 	codeLedgerUnavailable   = "ledger_unavailable"
+	codePaymentInProgress   = "payment_in_progress"
+	codePaymentConflict     = "payment_conflict"
 )
 
 // apiError is the body of every error answer but the 402s, which carry the
@@ -41,7 +43,7 @@ type errorBody struct {
 
 // writeJSON answers status with v as JSON. Answers depend on the request
 // body or on payment state, so no cache may keep them.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		// Every value passed here is made of strings, numbers, maps
@@ -55,7 +57,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
+	_, err = w.Write(append(body, '\n'))
+	return err
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

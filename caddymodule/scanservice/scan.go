@@ -71,6 +71,16 @@ type Handler struct {
 	// when first needed, and cached for ten minutes.
 	FeePayer string `json:"fee_payer,omitempty"`
 
+	// RPC is a Solana JSON-RPC endpoint of the network, read (never sent
+	// to) to learn the fate of a payment whose settlement was in flight
+	// when the server stopped: it finds the transaction by its message at
+	// finalized commitment, or proves it can no longer land. Without it
+	// such a payment is settled again through the facilitator, which may
+	// not be able to tell; then it is marked failed after 15 minutes and
+	// logged for the operator. Placeholders such as {env.SOLANA_RPC} are
+	// replaced at start. Default: none. Recommended for every paid service.
+	RPC string `json:"rpc,omitempty"`
+
 	// Price of one scan in US dollars, as a decimal string paid in USDC
 	// (6 decimals). Default "0.01".
 	Price string `json:"price,omitempty"`
@@ -111,6 +121,7 @@ type Handler struct {
 	store       *sharedStore
 	holders     *users // the config and the requests in flight that hold engine and store
 	fac         *x402.Facilitator
+	chain       *x402.ChainClient // nil without RPC
 	network     x402.Network
 	amount      string // price in USDC units, e.g. "10000"
 	amountUnits uint64
@@ -123,6 +134,9 @@ type Handler struct {
 	logger      *zap.Logger
 	now         func() time.Time
 	pruneEvery  time.Duration // tests shorten it
+	// reconcileEvery is how often payments left in flight are looked at
+	// (default reconcileEvery); tests shorten it.
+	reconcileEvery time.Duration
 }
 
 // FacilitatorConfig is where and how the facilitator is reached.
@@ -224,6 +238,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 
+	if h.RPC = repl.ReplaceAll(h.RPC, ""); h.RPC != "" {
+		h.chain = &x402.ChainClient{URL: h.RPC, Client: &http.Client{}}
+	}
+
 	if h.engine, err = enginepool.Load(h.Rulebook); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
@@ -239,7 +257,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			cfg.Path = h.Store.Path
 		}
 	}
-	if h.store, err = openShared(ctx, cfg); err != nil {
+	if h.store, err = openShared(ctx, cfg, h.logger); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
 	eng, st := h.engine, h.store
@@ -249,6 +267,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return st.release()
 	})
 	go h.prune(ctx, h.store)
+	if h.fac != nil && !h.Free {
+		go h.reconcile(ctx)
+	}
 
 	if h.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("prompt_scan: registering metrics: %w", err)
@@ -279,6 +300,11 @@ func (h *Handler) Validate() error {
 	}
 	if h.FeePayer != "" && !isAddress(h.FeePayer) {
 		return fmt.Errorf("prompt_scan: fee_payer %q is not a Solana address (base58, 32 bytes)", h.FeePayer)
+	}
+	if h.RPC != "" {
+		if u, err := url.Parse(h.RPC); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("prompt_scan: rpc %q is not an http(s) URL", h.RPC)
+		}
 	}
 	if h.fac != nil {
 		u, err := url.Parse(h.fac.URL)

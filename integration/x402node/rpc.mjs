@@ -6,6 +6,7 @@ import {
   isAddress,
   getBase58Decoder,
   getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
 } from "@solana/kit";
 import { getTokenDecoder, getTokenEncoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
@@ -95,11 +96,47 @@ function decodeTx(param, encoding) {
 
 export function createRpc(chain, log) {
   const { svm } = chain;
-  const statuses = new Map(); // base58 signature -> { slot, err }
   const b58 = getBase58Decoder();
 
   const slot = () => Number(svm.getClock().slot);
   const ctx = () => ({ context: { slot: slot(), apiVersion: "2.2.0" } });
+  const now = () => Math.floor(Date.now() / 1000);
+
+  // The ledger, as a validator's RPC keeps it for getSignatureStatuses,
+  // getSignaturesForAddress and getTransaction: every transaction that
+  // landed (with or without an error) in a block of its own, indexed by its
+  // static account keys. LiteSVM's own history holds no transaction bytes.
+  const history = new Map(); // base58 signature -> { slot, blockTime, err, wire, version, logs, units }
+  const byAccount = new Map(); // base58 address -> [signature, ...], oldest first
+  const blockTimes = new Map([[slot(), now()]]); // closed or current slot -> Unix seconds
+
+  // land records a transaction in the current slot, which closes at this
+  // time, and opens the next slot.
+  function land(sig, wire, tx, err, meta) {
+    const msg = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    const s = slot();
+    blockTimes.set(s, now());
+    history.set(sig, { slot: s, blockTime: blockTimes.get(s), err, wire, version: msg.version,
+      logs: meta.logs(), units: Number(meta.computeUnitsConsumed()) });
+    for (const a of msg.staticAccounts) {
+      if (!byAccount.has(a)) byAccount.set(a, []);
+      byAccount.get(a).push(sig);
+    }
+    nextSlot();
+  }
+
+  function nextSlot() {
+    svm.warpToSlot(BigInt(slot() + 1));
+    blockTimes.set(slot(), now());
+  }
+
+  // Everything here is final the moment it lands, so commitment is
+  // ignored; minContextSlot is honoured as a validator does.
+  function checkMinContextSlot(cfg) {
+    if (cfg?.minContextSlot !== undefined && cfg.minContextSlot > slot()) {
+      throw new RpcError(-32016, "Minimum context slot has not been reached", { contextSlot: slot() });
+    }
+  }
 
   function accountJSON(address, encoding) {
     const acc = svm.getAccount(addr(address));
@@ -195,7 +232,7 @@ export function createRpc(chain, log) {
       const res = svm.sendTransaction(tx);
       if (res instanceof TransactionMetadata) {
         const sig = b58.decode(res.signature());
-        statuses.set(sig, { slot: slot(), err: null });
+        land(sig, txParam, tx, null, res);
         log(`landed ${sig}`);
         return sig;
       }
@@ -206,7 +243,7 @@ export function createRpc(chain, log) {
       // Like a real validator with skipPreflight: the transaction is in a
       // block with its error, and getSignatureStatuses reports it.
       const sig = b58.decode(res.meta().signature());
-      statuses.set(sig, { slot: slot(), err });
+      land(sig, txParam, tx, err, res.meta());
       log(`failed on chain ${sig}: ${JSON.stringify(err)}`);
       return sig;
     },
@@ -232,14 +269,58 @@ export function createRpc(chain, log) {
     },
     localnet_expireBlockhash: () => {
       svm.expireBlockhash();
+      nextSlot(); // a new blockhash comes with a new block
       return svm.latestBlockhash();
     },
     getSignatureStatuses: ([sigs]) => ({ ...ctx(), value: (sigs ?? []).map((s) => {
-      const st = statuses.get(s);
+      const st = history.get(s);
       if (!st) return null;
       return { slot: st.slot, confirmations: null, err: st.err,
         status: st.err ? { Err: st.err } : { Ok: null }, confirmationStatus: "finalized" };
     }) }),
+    getSignaturesForAddress: ([a, cfg]) => {
+      const sigs = byAccount.get(addr(a)) ?? [];
+      const limit = cfg?.limit ?? 1000;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+        throw new RpcError(-32602, `Invalid limit ${limit}; max 1000`);
+      }
+      checkMinContextSlot(cfg);
+      let end = sigs.length; // newest first: walk down from end - 1
+      if (cfg?.before !== undefined) {
+        end = sigs.lastIndexOf(cfg.before);
+        if (end < 0) throw new RpcError(-32602, `Invalid param: before ${cfg.before} is not in the history`);
+      }
+      const stop = cfg?.until !== undefined ? sigs.lastIndexOf(cfg.until) : -1;
+      const out = [];
+      for (let i = end - 1; i > stop && out.length < limit; i--) {
+        const h = history.get(sigs[i]);
+        out.push({ signature: sigs[i], slot: h.slot, err: h.err, memo: null, blockTime: h.blockTime,
+          confirmationStatus: "finalized" });
+      }
+      return out;
+    },
+    getTransaction: ([sig, cfg]) => {
+      if (typeof sig !== "string") throw new RpcError(-32602, "Invalid param: signature must be a string");
+      const encoding = cfg?.encoding ?? "json";
+      if (encoding !== "base64") throw new RpcError(-32602, `unsupported encoding ${encoding}: use base64`);
+      const h = history.get(sig);
+      if (!h) return null;
+      const max = cfg?.maxSupportedTransactionVersion;
+      if (h.version !== "legacy" && (max === undefined || h.version > max)) {
+        throw new RpcError(-32015, `Transaction version (${h.version}) is not supported by the requesting client. ` +
+          `Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${h.version}`);
+      }
+      return { slot: h.slot, blockTime: h.blockTime, version: h.version, transaction: [h.wire, "base64"], meta: {
+        err: h.err, status: h.err ? { Err: h.err } : { Ok: null }, logMessages: h.logs,
+        computeUnitsConsumed: h.units, loadedAddresses: { writable: [], readonly: [] } } };
+    },
+    getBlockTime: ([s]) => {
+      if (!Number.isInteger(s)) throw new RpcError(-32602, `Invalid param: slot ${JSON.stringify(s)}`);
+      if (s === slot()) return now(); // the open block
+      const t = blockTimes.get(s);
+      if (t === undefined) throw new RpcError(-32004, `Block not available for slot ${s}`);
+      return t;
+    },
   };
 
   // handle answers one JSON-RPC request object.

@@ -31,6 +31,10 @@ func Run(t *testing.T, fresh Fresh) {
 	t.Run("PrecheckAllOrNothing", func(t *testing.T) { testPrecheckAllOrNothing(t, fresh) })
 	t.Run("PrecheckAllConcurrentSharedCounter", func(t *testing.T) { testPrecheckAllConcurrent(t, fresh) })
 	t.Run("ReserveOnce", func(t *testing.T) { testReserve(t, fresh) })
+	t.Run("ReserveIdent", func(t *testing.T) { testReserveIdent(t, fresh) })
+	t.Run("SettleOnce", func(t *testing.T) { testSettleOnce(t, fresh) })
+	t.Run("PaymentLifecycle", func(t *testing.T) { testLifecycle(t, fresh) })
+	t.Run("SettlingInFlight", func(t *testing.T) { testSettling(t, fresh) })
 	t.Run("LedgerRoundTrip", func(t *testing.T) { testLedger(t, fresh) })
 	t.Run("Prune", func(t *testing.T) { testPrune(t, fresh) })
 }
@@ -179,48 +183,6 @@ func testPrecheckWallets(t *testing.T, fresh Fresh) {
 	}
 }
 
-func testReserve(t *testing.T, fresh Fresh) {
-	open := fresh(t)
-	a, b := open(), open()
-	ctx := context.Background()
-	key := "3f1c0ffee0ddba11"
-	var got atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := a
-			if i%2 == 1 {
-				s = b
-			}
-			ok, err := s.Reserve(ctx, key, noon)
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				got.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if got.Load() != 1 {
-		t.Fatalf("50 concurrent reservations of one key over two handles: %d succeeded, want 1", got.Load())
-	}
-	if ok, err := a.Reserve(ctx, "another-key", noon); err != nil || !ok {
-		t.Fatalf("a different key: %v %v, want reserved", ok, err)
-	}
-	if err := b.Release(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := a.Reserve(ctx, key, noon); err != nil || !ok {
-		t.Fatalf("after release: %v %v, want reserved again", ok, err)
-	}
-	if ok, err := b.Reserve(ctx, key, noon); err != nil || ok {
-		t.Fatalf("reserved twice after release: %v %v", ok, err)
-	}
-}
-
 func testLedger(t *testing.T, fresh Fresh) {
 	open := fresh(t)
 	s := open()
@@ -232,10 +194,8 @@ func testLedger(t *testing.T, fresh Fresh) {
 		{Payer: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T", Time: noon.Add(2 * time.Hour).In(time.FixedZone("X", 3600)),
 			Price: 25000, Verdict: "suspicious", CategoryCounts: map[string]int{"concealment": 1}},
 	}
-	for _, r := range rows {
-		if err := s.Record(ctx, r); err != nil {
-			t.Fatal(err)
-		}
+	for i, r := range rows {
+		record(t, s, fmt.Sprintf("ledger-key-%d", i), r)
 	}
 	// Another handle (another server) sees every row, in time order.
 	got, err := open().Ledger(ctx, noon, noon.Add(24*time.Hour))

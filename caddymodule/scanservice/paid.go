@@ -1,0 +1,341 @@
+package scanservice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/x402"
+)
+
+// answer is the outcome of one paid scan, for a transport (POST /scan, the
+// MCP tool) to render. Result is set only with status 200, and only once
+// the payment has landed and its ledger row is written.
+type answer struct {
+	status     int                  // 200, 400, 402, 409, 500 or 503
+	result     *engine.Result       // with 200
+	key        string               // with 200: the payment, for sent
+	settle     *x402.SettleResponse // for PAYMENT-RESPONSE, when there is one
+	reason     string               // with 402: the offer's error
+	code       string               // with the other errors
+	message    string
+	retryAfter int // seconds, with 409 and 503
+}
+
+// paidScan is the money path of a scan of text paid with the x402 payment
+// in header (base64 JSON, as PAYMENT-SIGNATURE carries it), shared by every
+// transport. The payment goes through states the store keeps (store.Payment):
+// a crash at any step leaves it where reconciliation (reconcile.go) or a
+// retry with the same payment finishes it, so a payment that lands gets
+// exactly one ledger row and its scan is given once.
+//
+// ctx must not be one the client can cancel: once a payment is on its way,
+// hanging up must not leave it half-handled.
+func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, header, text string) answer {
+	payload, err := x402.DecodePaymentHeader(header)
+	if err != nil {
+		h.metrics.payment(outcomeMalformed)
+		return answer{status: http.StatusBadRequest, code: codeInvalidPayment,
+			message: "the PAYMENT-SIGNATURE header is not an x402 payment: " + err.Error()}
+	}
+	accepted, err := x402.Match(payload.Accepted, offer.Accepts)
+	if err != nil {
+		return h.refused(reasonOf(err))
+	}
+	checked, err := x402.CheckExactSVM(payload, accepted)
+	if err != nil {
+		if _, ok := errors.AsType[*x402.Invalid](err); !ok {
+			// Not the payment's fault: our own requirements are unusable.
+			h.logger.Error("checking a payment against our requirements", zap.Error(err))
+			return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
+		}
+		return h.refused(reasonOf(err))
+	}
+	ident, err := paymentIdent(payload)
+	if err != nil {
+		h.metrics.payment(outcomeMalformed)
+		return answer{status: http.StatusBadRequest, code: codeInvalidPayment, message: err.Error()}
+	}
+
+	// One request per payment at a time in this process: a second one
+	// (a client retrying early) is told to wait, not handled twice.
+	if !h.store.inflight.claim(checked.Key) {
+		return h.inProgress()
+	}
+	defer h.store.inflight.drop(checked.Key)
+
+	// Scanning is cheap and cannot fail; its result is held back until
+	// the payment has landed.
+	res := h.scan(text)
+
+	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	p, known, err := h.store.Payment(lctx, checked.Key)
+	cancel()
+	if err != nil {
+		return h.storeDown(err)
+	}
+	if known {
+		if a, done := h.again(ctx, p, ident, &res); done {
+			return a
+		}
+	}
+
+	vr, err := h.fac.Verify(ctx, payload, accepted)
+	if err != nil {
+		// Verify submits nothing: the payment cannot have been taken,
+		// so the client may use it again once the facilitator is back.
+		return h.facilitatorDown("verifying a payment", err)
+	}
+	if !vr.IsValid {
+		return h.refused(nonEmpty(vr.InvalidReason, "invalid_payment"))
+	}
+
+	acc, err := json.Marshal(accepted)
+	if err != nil {
+		return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
+	}
+	p = store.Payment{Key: checked.Key, Ident: ident, Header: header, Accepted: string(acc),
+		Row: store.LedgerRow{Payer: nonEmpty(vr.Payer, checked.Payer), Price: checked.Amount,
+			Verdict: string(res.Verdict), CategoryCounts: res.CategoryCounts}}
+	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	got, reserved, err := h.store.Reserve(rctx, p, h.now())
+	cancel()
+	switch {
+	case errors.Is(err, store.ErrIdentInUse):
+		return h.identConflict()
+	case err != nil:
+		return h.storeDown(err)
+	case !reserved:
+		// Another server took it between the lookup and here.
+		if a, done := h.again(ctx, got, ident, &res); done {
+			return a
+		}
+		return h.inProgress()
+	}
+	return h.settle(ctx, p, payload, accepted, &res)
+}
+
+// settle has the facilitator settle a reserved payment and finishes it.
+func (h *Handler) settle(ctx context.Context, p store.Payment, payload *x402.PaymentPayload,
+	accepted x402.Requirements, res *engine.Result) answer {
+	sr, err := h.fac.Settle(ctx, payload, accepted)
+	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
+		// Broadcast but not yet seen confirmed. Asking again makes the
+		// reference facilitator wait on that same transaction; one that
+		// re-sends it sends the identical transaction, which the chain
+		// runs at most once.
+		sr, err = h.fac.Settle(ctx, payload, accepted)
+	}
+	if err != nil || (!sr.Success && sr.ErrorReason == reasonSettlementPending) {
+		// The transaction may have been sent and may still land: the
+		// payment stays settling, so reconciliation or a retry with
+		// the same payment finds out, and no result is given for now.
+		if err == nil {
+			err = errors.New("settlement still pending")
+		}
+		h.metrics.payment(outcomeUnavailable)
+		h.logger.Warn("facilitator unavailable", zap.String("while", "settling a payment"),
+			zap.String("payer", p.Row.Payer), zap.String("payment_key", p.Key), zap.Error(err))
+		return answer{status: http.StatusServiceUnavailable, code: codeFacilitatorUnavail, retryAfter: 5,
+			message: "the payment facilitator did not confirm the settlement; retry with the same payment to get the scan once it has settled (it is never charged twice)"}
+	}
+	if !sr.Success {
+		reason := nonEmpty(sr.ErrorReason, "settlement_failed")
+		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		defer cancel()
+		if settleFailedBeforeSending(reason) {
+			if err := h.store.Release(ctx, p.Key); err != nil {
+				// The key stays used: the safe side, the client pays
+				// with a new transaction.
+				h.logger.Error("releasing a payment key", zap.Error(err))
+			}
+		} else if err := h.store.Fail(ctx, p.Key, h.now()); err != nil {
+			h.logger.Error("marking a payment failed", zap.String("payment_key", p.Key), zap.Error(err))
+		}
+		h.metrics.payment(outcomeFailed)
+		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", nonEmpty(sr.Payer, p.Row.Payer)),
+			zap.String("reason", reason))
+		return answer{status: http.StatusPaymentRequired, reason: reason, settle: sr}
+	}
+	return h.landed(ctx, p, sr, res)
+}
+
+// landed records a payment that landed and gives its scan. The ledger row
+// and the settled state are one store step; when it cannot be written the
+// result stays unreleased, and reconciliation writes it once the store is
+// back (the settlement is remembered in memory for that).
+func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleResponse, res *engine.Result) answer {
+	row := p.Row
+	row.Payer = nonEmpty(sr.Payer, row.Payer)
+	row.Time = h.now()
+	if _, err := h.record(ctx, p.Key, sr.Transaction, row); err != nil {
+		h.store.unrecorded.put(p.Key, sr)
+		h.metrics.payment(outcomeUnrecorded)
+		h.logger.Error("settled payment could not be recorded in the ledger yet",
+			zap.String("payer", row.Payer), zap.String("transaction", sr.Transaction),
+			zap.String("payment_key", p.Key), zap.Error(err))
+		return answer{status: http.StatusInternalServerError, code: codeLedgerUnavailable, settle: sr, retryAfter: 5,
+			message: "the payment settled but could not be recorded yet; retry with the same payment to get the scan"}
+	}
+	// Whether this call or a concurrent reconciliation wrote the row, the
+	// payment is settled now and this request is the one that gives it,
+	// provided it scanned a text with the result the row holds (a retry
+	// may bring another text).
+	if !sameScan(p.Row, res) {
+		return h.scanConflict()
+	}
+	return h.deliver(p, sr, res)
+}
+
+// deliver gives the scan of a settled payment. The transport calls sent
+// once the answer is out.
+func (h *Handler) deliver(p store.Payment, sr *x402.SettleResponse, res *engine.Result) answer {
+	h.store.deliveries.hold(p.Key)
+	h.metrics.payment(outcomeSettled)
+	h.logRequest("scan", http.StatusOK, zap.String("payer", nonEmpty(sr.Payer, p.Row.Payer)),
+		zap.String("transaction", sr.Transaction), zap.String("verdict", string(res.Verdict)),
+		zap.Any("category_counts", res.CategoryCounts))
+	return answer{status: http.StatusOK, result: res, settle: sr, key: p.Key}
+}
+
+// sent tells whether a's scan reached the client's connection: then the
+// payment is marked delivered; if not, a retry with it gets the scan.
+func (h *Handler) sent(a answer, ok bool) {
+	if a.key == "" {
+		return
+	}
+	if ok {
+		h.store.deliveries.sent(a.key)
+	} else {
+		h.store.deliveries.unsent(a.key)
+	}
+}
+
+// again handles a payment the store already knows. It reports false when
+// the payment was released (it never landed and never can) and the request
+// should go on as a new payment.
+func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res *engine.Result) (answer, bool) {
+	if ident != "" && p.Ident != "" && ident != p.Ident {
+		return h.identConflict(), true
+	}
+	switch p.State {
+	case store.PaymentSettling:
+		// Not in flight in this process (this request holds the claim):
+		// a crash or another server left it. Find out now.
+		switch fate, sr := h.resolve(ctx, p, true); fate {
+		case fateLanded:
+			return h.landed(ctx, p, sr, res), true
+		case fateNever:
+			return answer{}, false
+		case fateFailed:
+			return h.duplicate(p), true
+		default:
+			h.metrics.payment(outcomeUnavailable)
+			return answer{status: http.StatusServiceUnavailable, code: codeFacilitatorUnavail, retryAfter: 5,
+				message: "this payment's settlement is still being confirmed; retry with the same payment shortly"}, true
+		}
+	case store.PaymentSettled:
+		if h.store.deliveries.has(p.Key) {
+			return h.duplicate(p), true
+		}
+		// Landed and recorded, but its scan never reached the client:
+		// a crash came between. This retry gets it, once.
+		if !sameScan(p.Row, res) {
+			return h.scanConflict(), true
+		}
+		return h.deliver(p, h.settleResponse(p), res), true
+	default: // delivered, failed
+
+		return h.duplicate(p), true
+	}
+}
+
+// sameScan reports whether a retry scanned a text with the result the
+// payment's ledger row holds: the row must stay true of what was given.
+func sameScan(row store.LedgerRow, res *engine.Result) bool {
+	if row.Verdict != string(res.Verdict) {
+		return false
+	}
+	if len(row.CategoryCounts) == 0 && len(res.CategoryCounts) == 0 {
+		return true
+	}
+	return maps.Equal(row.CategoryCounts, res.CategoryCounts)
+}
+
+// settleResponse is the PAYMENT-RESPONSE of a payment settled earlier.
+func (h *Handler) settleResponse(p store.Payment) *x402.SettleResponse {
+	return &x402.SettleResponse{Success: true, Transaction: p.Transaction, Network: h.network.CAIP2, Payer: p.Row.Payer}
+}
+
+// record writes the ledger row of a landed payment, retrying briefly: the
+// payment has already settled, so a passing lock or I/O hiccup should not
+// cost the answer. The request's own context is not used: a client that
+// hangs up after paying must still get its row.
+func (h *Handler) record(ctx context.Context, key, transaction string, row store.LedgerRow) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
+	defer cancel()
+	var err error
+	for attempt := range 3 {
+		var won bool
+		if won, err = h.store.Settle(ctx, key, transaction, row, h.now()); err == nil {
+			h.store.unrecorded.drop(key)
+			return won, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
+	return false, err
+}
+
+func (h *Handler) refused(reason string) answer {
+	h.metrics.payment(outcomeInvalid)
+	h.logRequest("scan", http.StatusPaymentRequired, zap.String("reason", reason))
+	return answer{status: http.StatusPaymentRequired, reason: reason}
+}
+
+func (h *Handler) duplicate(p store.Payment) answer {
+	h.metrics.payment(outcomeDuplicate)
+	h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", p.Row.Payer), zap.String("reason", x402.ReasonDuplicateSettlement))
+	return answer{status: http.StatusPaymentRequired, reason: x402.ReasonDuplicateSettlement}
+}
+
+func (h *Handler) inProgress() answer {
+	return answer{status: http.StatusConflict, code: codePaymentInProgress, retryAfter: 2,
+		message: "a request with this payment is being handled; retry with the same payment shortly"}
+}
+
+func (h *Handler) identConflict() answer {
+	return answer{status: http.StatusConflict, code: codePaymentConflict,
+		message: "this payment identifier belongs to another payment"}
+}
+
+func (h *Handler) scanConflict() answer {
+	return answer{status: http.StatusConflict, code: codePaymentConflict,
+		message: "this payment paid for the scan of another text; send that text with it, or pay for this one"}
+}
+
+// facilitatorDown answers 503 when the facilitator cannot be asked before
+// anything was sent: nothing is taken, and the client may try again.
+func (h *Handler) facilitatorDown(what string, err error) answer {
+	h.metrics.payment(outcomeUnavailable)
+	h.logger.Warn("facilitator unavailable", zap.String("while", what), zap.Error(err))
+	return answer{status: http.StatusServiceUnavailable, code: codeFacilitatorUnavail, retryAfter: 5,
+		message: "the payment facilitator is unavailable; no payment was taken, try again shortly"}
+}
+
+func (h *Handler) storeDown(err error) answer {
+	h.metrics.payment(outcomeUnavailable)
+	h.logger.Error("payment store unavailable", zap.Error(err))
+	return answer{status: http.StatusServiceUnavailable, code: codeStoreUnavailable, retryAfter: 5,
+		message: "the payment store is unavailable; nothing was charged, try again shortly"}
+}

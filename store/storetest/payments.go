@@ -1,0 +1,248 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/promptwall/promptwall/store"
+)
+
+// payment is a settling payment with key, as the scan service reserves it.
+func payment(key string) store.Payment {
+	return store.Payment{
+		Key:      key,
+		Header:   "eyJ4NDAyVmVyc2lvbiI6Mn0=",
+		Accepted: `{"scheme":"exact"}`,
+		Row: store.LedgerRow{Payer: wallet, Price: 10000, Verdict: "malicious",
+			CategoryCounts: map[string]int{"instruction_override": 1}},
+	}
+}
+
+// record writes row to the ledger the only way there is: a payment
+// reserved and settled.
+func record(t *testing.T, s store.Store, key string, row store.LedgerRow) {
+	t.Helper()
+	ctx := context.Background()
+	p := payment(key)
+	p.Row = row
+	if _, ok, err := s.Reserve(ctx, p, row.Time); err != nil || !ok {
+		t.Fatalf("reserve %s: %v %v", key, ok, err)
+	}
+	if ok, err := s.Settle(ctx, key, "tx-"+key, row, row.Time); err != nil || !ok {
+		t.Fatalf("settle %s: %v %v", key, ok, err)
+	}
+}
+
+func testReserve(t *testing.T, fresh Fresh) {
+	open := fresh(t)
+	a, b := open(), open()
+	ctx := context.Background()
+	key := "3f1c0ffee0ddba11"
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			p, ok, err := s.Reserve(ctx, payment(key), noon)
+			if err != nil {
+				t.Error(err)
+			}
+			if p.Key != key || p.State != store.PaymentSettling {
+				t.Errorf("reserve returned %+v", p)
+			}
+			if ok {
+				got.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got.Load() != 1 {
+		t.Fatalf("50 concurrent reservations of one key over two handles: %d succeeded, want 1", got.Load())
+	}
+	if _, ok, err := a.Reserve(ctx, payment("another-key"), noon); err != nil || !ok {
+		t.Fatalf("a different key: %v %v, want reserved", ok, err)
+	}
+	if err := b.Release(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Reserve(ctx, payment(key), noon); err != nil || !ok {
+		t.Fatalf("after release: %v %v, want reserved again", ok, err)
+	}
+	if _, ok, err := b.Reserve(ctx, payment(key), noon); err != nil || ok {
+		t.Fatalf("reserved twice after release: %v %v", ok, err)
+	}
+}
+
+func testReserveIdent(t *testing.T, fresh Fresh) {
+	s := fresh(t)()
+	ctx := context.Background()
+	p := payment("key-one")
+	p.Ident = "pay_7d5d747be160e280504c099d984bcfe0"
+	if _, ok, err := s.Reserve(ctx, p, noon); err != nil || !ok {
+		t.Fatalf("%v %v", ok, err)
+	}
+	q := payment("key-two")
+	q.Ident = p.Ident
+	got, ok, err := s.Reserve(ctx, q, noon)
+	if !errors.Is(err, store.ErrIdentInUse) || ok || got.Key != "key-one" {
+		t.Fatalf("one identifier for two payments: %+v %v %v, want key-one and ErrIdentInUse", got, ok, err)
+	}
+	if _, known, err := s.Payment(ctx, "key-two"); err != nil || known {
+		t.Fatalf("the refused payment was stored: %v %v", known, err)
+	}
+	// Payments without an identifier never conflict on it.
+	for _, k := range []string{"key-three", "key-four"} {
+		if _, ok, err := s.Reserve(ctx, payment(k), noon); err != nil || !ok {
+			t.Fatalf("%s: %v %v", k, ok, err)
+		}
+	}
+	got, known, err := s.Payment(ctx, "key-one")
+	if err != nil || !known || got.Ident != p.Ident || got.Header != p.Header || got.Accepted != p.Accepted ||
+		!reflect.DeepEqual(got.Row.CategoryCounts, p.Row.CategoryCounts) || got.Row.Verdict != "malicious" ||
+		got.Row.Price != 10000 || got.Row.Payer != wallet || !got.Since.Equal(noon) {
+		t.Fatalf("read back %+v %v %v, want %+v", got, known, err, p)
+	}
+}
+
+// testSettleOnce settles one payment from many goroutines over two handles:
+// one wins, and the ledger has one row.
+func testSettleOnce(t *testing.T, fresh Fresh) {
+	open := fresh(t)
+	a, b := open(), open()
+	ctx := context.Background()
+	p := payment("settle-once")
+	if _, ok, err := a.Reserve(ctx, p, noon); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	row := p.Row
+	row.Time = noon.Add(time.Second)
+	var won atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := a
+			if i%2 == 1 {
+				s = b
+			}
+			ok, err := s.Settle(ctx, p.Key, "5sig", row, noon.Add(time.Second))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	rows, err := b.Ledger(ctx, noon, noon.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if won.Load() != 1 || len(rows) != 1 {
+		t.Fatalf("20 concurrent settlements: %d won, %d ledger rows; want 1 and 1", won.Load(), len(rows))
+	}
+	got, _, err := a.Payment(ctx, p.Key)
+	if err != nil || got.State != store.PaymentSettled || got.Transaction != "5sig" {
+		t.Fatalf("after settling: %+v %v", got, err)
+	}
+	// A settled payment is not released: its key stays used.
+	if err := a.Release(ctx, p.Key); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := b.Reserve(ctx, p, noon); err != nil || ok {
+		t.Fatalf("a settled payment was released: %v %v", ok, err)
+	}
+}
+
+func testLifecycle(t *testing.T, fresh Fresh) {
+	s := fresh(t)()
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c", "f"} {
+		if _, ok, err := s.Reserve(ctx, payment(k), noon); err != nil || !ok {
+			t.Fatal(k, ok, err)
+		}
+	}
+	for _, k := range []string{"a", "b"} {
+		row := payment(k).Row
+		row.Time = noon
+		if ok, err := s.Settle(ctx, k, "tx"+k, row, noon); err != nil || !ok {
+			t.Fatal(k, ok, err)
+		}
+	}
+	// Deliver moves settled payments only: c is still settling.
+	if err := s.Deliver(ctx, noon, "a", "b", "c", "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fail(ctx, "f", noon); err != nil {
+		t.Fatal(err)
+	}
+	// Fail moves settling payments only.
+	if err := s.Fail(ctx, "a", noon); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]store.PaymentState{"a": store.PaymentDelivered, "b": store.PaymentDelivered,
+		"c": store.PaymentSettling, "f": store.PaymentFailed}
+	for k, st := range want {
+		got, ok, err := s.Payment(ctx, k)
+		if err != nil || !ok || got.State != st {
+			t.Errorf("payment %s: %+v %v %v, want state %s", k, got, ok, err, st)
+		}
+	}
+	// Settling a delivered or failed payment writes no second row.
+	for _, k := range []string{"a", "f"} {
+		if ok, err := s.Settle(ctx, k, "again", payment(k).Row, noon); err != nil || ok {
+			t.Errorf("settled %s again: %v %v", k, ok, err)
+		}
+	}
+	if rows, err := s.Ledger(ctx, noon.Add(-time.Hour), noon.Add(time.Hour)); err != nil || len(rows) != 2 {
+		t.Fatalf("ledger: %d rows %v, want 2", len(rows), err)
+	}
+	// A failed payment keeps its key.
+	if err := s.Release(ctx, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Reserve(ctx, payment("f"), noon); err != nil || ok {
+		t.Fatalf("a failed payment was released: %v %v", ok, err)
+	}
+}
+
+func testSettling(t *testing.T, fresh Fresh) {
+	open := fresh(t)
+	s := open()
+	ctx := context.Background()
+	for i := range 5 {
+		if _, ok, err := s.Reserve(ctx, payment(fmt.Sprint("p", i)), noon.Add(time.Duration(i)*time.Minute)); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	if ok, err := s.Settle(ctx, "p1", "tx", payment("p1").Row, noon.Add(10*time.Minute)); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	got, err := open().Settling(ctx, noon.Add(3*time.Minute+time.Second), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, p := range got {
+		keys = append(keys, p.Key)
+	}
+	if !reflect.DeepEqual(keys, []string{"p0", "p2", "p3"}) {
+		t.Fatalf("settling before +3m: %v, want [p0 p2 p3] (p1 settled, p4 too recent)", keys)
+	}
+	if got, err := s.Settling(ctx, noon.Add(time.Hour), 2); err != nil || len(got) != 2 || got[0].Key != "p0" {
+		t.Fatalf("limit 2: %+v %v", got, err)
+	}
+}
