@@ -49,8 +49,7 @@ type precheckResponse struct {
 // of the proven wallet and the proof) are charged only for a request that
 // then gets its verdict.
 func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
-	if h.signIn != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		h.serveChallenge(w, r)
+	if h.serveSignInMethods(w, r) {
 		return
 	}
 	if !allowPost(w, r) {

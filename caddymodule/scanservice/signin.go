@@ -273,6 +273,25 @@ func (h *Handler) readProof(w http.ResponseWriter, r *http.Request, caller strin
 	return p, true
 }
 
+// serveSignInMethods answers what /precheck does besides POST when
+// sign-in is on: GET (and HEAD) with a challenge, OPTIONS with all the
+// methods. It reports whether it answered.
+func (h *Handler) serveSignInMethods(w http.ResponseWriter, r *http.Request) bool {
+	if h.signIn == nil {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		h.serveChallenge(w, r)
+	case http.MethodOptions:
+		w.Header().Set("Allow", "GET, HEAD, POST, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		return false
+	}
+	return true
+}
+
 // serveChallenge answers GET /precheck with a new challenge in the shape
 // of an x402 extensions object, so a client's sign-in-with-x code finds it
 // where it finds it in a 402.

@@ -112,6 +112,12 @@ func TestSignInChallenge(t *testing.T) {
 	if again := th.getChallenge(t); again.Info.Nonce == c.Info.Nonce {
 		t.Fatal("two challenges of one instant share a nonce")
 	}
+	if w := th.do(t, "OPTIONS", "/precheck", "", nil); w.Code != 204 || w.Header().Get("Allow") != "GET, HEAD, POST, OPTIONS" {
+		t.Fatalf("OPTIONS /precheck with sign-in: %d Allow %q", w.Code, w.Header().Get("Allow"))
+	}
+	if w := th.do(t, "PUT", "/precheck", "", nil); w.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("PUT /precheck: %d", w.Code)
+	}
 	// Without sign-in, GET stays refused.
 	plain := newTestHandler(t, &Handler{Free: true})
 	if w := plain.do(t, "GET", "/precheck", "", nil); w.Code != http.StatusMethodNotAllowed {
