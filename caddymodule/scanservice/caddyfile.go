@@ -42,10 +42,15 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		free
 //		precheck_daily_limit <n>|unlimited
 //		precheck_interval    <duration>|none
+//		precheck_address_daily_limit <n>|unlimited
+//		precheck_sign_in <origin> [secret <secret>]
 //		store        sqlite <file>
 //		rulebook     <file>
 //		cors_origins *|<origin>...
 //	}
+//
+// precheck_sign_in turns on wallet proofs (x402 sign-in-with-x) for
+// pre-checks; origin is the service's public origin as clients see it.
 //
 // pay_to is required unless free is given, on its own line. The money path
 // fails closed: an empty pay_to (`pay_to ""`, which is what
@@ -54,8 +59,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // fails validation).
 //
 // Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
-// precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
-// directory, the embedded v1 rulebook, facilitator timeout 10s,
+// precheck_interval 5s, precheck_address_daily_limit 1000 (per IPv4
+// address or IPv6 /64, per UTC day), store sqlite at promptwall/scan.db in
+// Caddy's data directory, the embedded v1 rulebook, facilitator timeout 10s,
 // settle_timeout 45s and cors_origins * (pages of any origin may call the
 // service; a list such as https://app.example.com restricts them).
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -100,20 +106,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.Free = true
-		case "precheck_daily_limit":
+		case "precheck_daily_limit", "precheck_address_daily_limit":
+			opt := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			if v == "unlimited" {
-				h.PrecheckDailyLimit = -1
-				continue
+			n := -1
+			if v != "unlimited" {
+				var err error
+				if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+					return d.Errf("%s '%s' must be a positive number or 'unlimited'", opt, v)
+				}
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return d.Errf("precheck_daily_limit '%s' must be a positive number or 'unlimited'", v)
+			if opt == "precheck_daily_limit" {
+				h.PrecheckDailyLimit = n
+			} else {
+				h.PrecheckAddressDailyLimit = n
 			}
-			h.PrecheckDailyLimit = n
 		case "precheck_interval":
 			var v string
 			if !d.AllArgs(&v) {
@@ -128,6 +138,22 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("precheck_interval '%s' must be a duration or 'none'", v)
 			}
 			h.PrecheckInterval = caddy.Duration(dur)
+		case "precheck_sign_in":
+			cfg := &SignInConfig{}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			cfg.Origin = d.Val()
+			if d.NextArg() {
+				if d.Val() != "secret" || !d.NextArg() {
+					return d.Err("precheck_sign_in: expected 'secret <secret>' after the origin")
+				}
+				cfg.Secret = d.Val()
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.PrecheckSignIn = cfg
 		case "store":
 			var driver, path string
 			if !d.AllArgs(&driver, &path) {

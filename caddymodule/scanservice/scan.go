@@ -97,6 +97,18 @@ type Handler struct {
 	// caller wallet. Default 5s; a negative duration means none.
 	PrecheckInterval caddy.Duration `json:"precheck_interval,omitempty"`
 
+	// PrecheckAddressDailyLimit is how many free pre-checks one client
+	// address gets per UTC day, whatever wallets it names: an IPv4
+	// address, or an IPv6 /64. The address is Caddy's client IP, so
+	// behind a proxy list it in the server's trusted_proxies. Default
+	// 1000; -1 means no address limit.
+	PrecheckAddressDailyLimit int `json:"precheck_address_daily_limit,omitempty"`
+
+	// PrecheckSignIn lets callers prove their wallet with x402's
+	// sign-in-with-x (Solana ed25519): a proven pre-check counts against
+	// the wallet alone, not its address. Default: off.
+	PrecheckSignIn *SignInConfig `json:"precheck_sign_in,omitempty"`
+
 	// Store holds the ledger, the pre-check counters and the used payment
 	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
 	Store *store.Config `json:"store,omitempty"`
@@ -120,6 +132,8 @@ type Handler struct {
 	amountUnits uint64
 	limit       int
 	interval    time.Duration
+	addrLimit   int     // 0: no address limit
+	signIn      *signIn // nil: sign-in is off
 	feePayers   *feePayerCache
 	metrics     *metrics
 	logger      *zap.Logger
@@ -207,6 +221,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.interval = 0
 	default:
 		h.interval = time.Duration(h.PrecheckInterval)
+	}
+	h.addrLimit = dailyLimit(h.PrecheckAddressDailyLimit, DefaultPrecheckAddressDailyLimit)
+	if h.signIn, err = newSignIn(h.PrecheckSignIn, h.network, repl); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
 	}
 
 	if h.Facilitator != nil && h.Facilitator.URL != "" {
