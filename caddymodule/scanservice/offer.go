@@ -1,9 +1,12 @@
 package scanservice
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/promptwall/promptwall/x402"
 )
@@ -84,4 +87,44 @@ func missingPaymentReason(r *http.Request) string {
 		return "x402 version 2 is required: send the payment in the PAYMENT-SIGNATURE header; X-PAYMENT (x402 version 1) is not accepted"
 	}
 	return "PAYMENT-SIGNATURE header is required"
+}
+
+// feePayerCache remembers the facilitator's fee payer for a while, so the
+// common 402 answer needs no facilitator call.
+type feePayerCache struct {
+	mu      sync.Mutex
+	value   string
+	fetched time.Time
+}
+
+const feePayerTTL = 10 * time.Minute
+
+// feePayer returns the configured fee payer or the facilitator's one for
+// the network. An error means the facilitator could not say (503).
+func (h *Handler) feePayer(ctx context.Context) (string, error) {
+	if h.FeePayer != "" {
+		return h.FeePayer, nil
+	}
+	c := h.feePayers
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := h.now()
+	if c.value != "" && now.Sub(c.fetched) < feePayerTTL {
+		return c.value, nil
+	}
+	fp, err := h.fac.FeePayer(ctx, h.network.CAIP2)
+	if err != nil {
+		if c.value != "" {
+			// A facilitator that is briefly down must not stop 402
+			// answers: a stale fee payer is still the likely one, and
+			// verify will tell if it is not. Ask again in a minute,
+			// not on every request, so a hanging facilitator does not
+			// slow every 402 down by its timeout.
+			c.fetched = now.Add(time.Minute - feePayerTTL)
+			return c.value, nil
+		}
+		return "", fmt.Errorf("asking the facilitator for its fee payer: %w", err)
+	}
+	c.value, c.fetched = fp, now
+	return fp, nil
 }

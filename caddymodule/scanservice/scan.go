@@ -8,7 +8,6 @@
 package scanservice
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,13 +17,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
 	"github.com/promptwall/promptwall/engine"
@@ -379,75 +376,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // lastSegment is the part of p after its last slash.
 func lastSegment(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
-}
-
-// prune drops pre-check counters of wallets idle for two days, hourly,
-// until the config is unloaded. Counters are only needed for today's limit
-// and the interval, so nothing still in force is lost. The store is passed
-// in because Cleanup clears h.store while this may still be running.
-func (h *Handler) prune(ctx context.Context, st store.Store) {
-	every := h.pruneEvery
-	if every <= 0 {
-		every = time.Hour
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		keep := max(48*time.Hour, h.interval)
-		n, err := st.Prune(ctx, h.now().Add(-keep))
-		if err != nil && ctx.Err() == nil {
-			h.logger.Error("pruning pre-check counters", zap.Error(err))
-		} else if n > 0 {
-			if ce := h.logger.Check(zapcore.DebugLevel, "pruned pre-check counters"); ce != nil {
-				ce.Write(zap.Int64("deleted", n))
-			}
-		}
-	}
-}
-
-// feePayerCache remembers the facilitator's fee payer for a while, so the
-// common 402 answer needs no facilitator call.
-type feePayerCache struct {
-	mu      sync.Mutex
-	value   string
-	fetched time.Time
-}
-
-const feePayerTTL = 10 * time.Minute
-
-// feePayer returns the configured fee payer or the facilitator's one for
-// the network. An error means the facilitator could not say (503).
-func (h *Handler) feePayer(ctx context.Context) (string, error) {
-	if h.FeePayer != "" {
-		return h.FeePayer, nil
-	}
-	c := h.feePayers
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := h.now()
-	if c.value != "" && now.Sub(c.fetched) < feePayerTTL {
-		return c.value, nil
-	}
-	fp, err := h.fac.FeePayer(ctx, h.network.CAIP2)
-	if err != nil {
-		if c.value != "" {
-			// A facilitator that is briefly down must not stop 402
-			// answers: a stale fee payer is still the likely one, and
-			// verify will tell if it is not. Ask again in a minute,
-			// not on every request, so a hanging facilitator does not
-			// slow every 402 down by its timeout.
-			c.fetched = now.Add(time.Minute - feePayerTTL)
-			return c.value, nil
-		}
-		return "", fmt.Errorf("asking the facilitator for its fee payer: %w", err)
-	}
-	c.value, c.fetched = fp, now
-	return fp, nil
 }
 
 // scan runs the engine on a text already within the caps.
