@@ -76,8 +76,41 @@ http://%s {
 		offer.Resource.URL != base+"/scan" {
 		t.Fatalf("PAYMENT-REQUIRED %+v\nwant one entry %+v for %s/scan", offer, wantReq, base)
 	}
-	if strings.Contains(string(body), "verdict") {
+	if givesResultAway(body) {
 		t.Fatal("the 402 gives the verdict away")
+	}
+	if offer.Extensions[x402.ExtensionBazaar] == nil || offer.Extensions[x402.ExtensionPaymentIdentifier] == nil {
+		t.Fatalf("the 402 advertises extensions %v, want bazaar and payment-identifier", offer.Extensions)
+	}
+	if hdr.Get("Access-Control-Allow-Origin") != "*" || hdr.Get("Access-Control-Expose-Headers") != "PAYMENT-REQUIRED, PAYMENT-RESPONSE" {
+		t.Fatalf("CORS headers of the 402: %v", hdr)
+	}
+
+	// A browser's preflight of the paid retry, through Caddy.
+	pre, err := http.NewRequest(http.MethodOptions, base+"/scan", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.Header.Set("Origin", "https://app.example")
+	pre.Header.Set("Access-Control-Request-Method", "POST")
+	pre.Header.Set("Access-Control-Request-Headers", "access-control-expose-headers,content-type,payment-signature")
+	presp, err := http.DefaultClient.Do(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	presp.Body.Close()
+	if presp.StatusCode != 204 || presp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(presp.Header.Get("Access-Control-Allow-Headers"), "PAYMENT-SIGNATURE") {
+		t.Fatalf("preflight: %d %v", presp.StatusCode, presp.Header)
+	}
+
+	// A version 1 client is told version 2 is needed, and pays nothing.
+	status, hdr, body = scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}),
+		// base64 of {"x402Version":1,"scheme":"exact","network":"solana","payload":{"transaction":"AQ=="}}
+		map[string]string{"X-PAYMENT": "eyJ4NDAyVmVyc2lvbiI6MSwic2NoZW1lIjoiZXhhY3QiLCJuZXR3b3JrIjoic29sYW5hIiwicGF5bG9hZCI6eyJ0cmFuc2FjdGlvbiI6IkFRPT0ifX0="})
+	if v1, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); status != 402 || v1 == nil ||
+		!strings.HasPrefix(v1.Error, "x402 version 2 is required") || givesResultAway(body) {
+		t.Fatalf("version 1 client: %d %s", status, body)
 	}
 
 	payerBefore, merchantBefore := ln.balance(t, ln.PayerTokenAccount), ln.balance(t, ln.PayToTokenAccount)
@@ -118,11 +151,17 @@ http://%s {
 	if paid.PaymentSignature == "" {
 		t.Fatal("pay.mjs did not report the header it sent")
 	}
+	// The real client echoed the advertised extensions, as the spec asks.
+	if sent, err := x402.DecodePaymentHeader(paid.PaymentSignature); err != nil ||
+		!jsonTextEqual(string(sent.Extensions[x402.ExtensionBazaar]), string(offer.Extensions[x402.ExtensionBazaar])) ||
+		sent.Extensions[x402.ExtensionPaymentIdentifier] == nil {
+		t.Fatalf("the client's payment does not echo the extensions (%v): %v", err, sent)
+	}
 	for range 2 {
 		status, hdr, body = scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}),
 			map[string]string{"PAYMENT-SIGNATURE": paid.PaymentSignature})
 		pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED"))
-		if status != 402 || pr == nil || pr.Error != "duplicate_settlement" || strings.Contains(string(body), "verdict") {
+		if status != 402 || pr == nil || pr.Error != "duplicate_settlement" || givesResultAway(body) {
 			t.Fatalf("replay: %d %s (PAYMENT-REQUIRED %+v)", status, body, pr)
 		}
 	}
@@ -133,7 +172,7 @@ http://%s {
 	// An unfunded payer: 402, no result, nothing moves.
 	unpaid := ln.pay(t, base+"/scan", ln.UnfundedSecret, map[string]string{"text": canary})
 	t.Logf("unfunded payer: %d %.300s", unpaid.Status, unpaid.Body)
-	if unpaid.Status != 402 || strings.Contains(unpaid.Body, "verdict") {
+	if unpaid.Status != 402 || givesResultAway([]byte(unpaid.Body)) {
 		t.Fatalf("unfunded payer: %+v", unpaid)
 	}
 	if ln.balance(t, ln.UnfundedTokenAccount) != unfundedBefore || ln.balance(t, ln.PayToTokenAccount)-merchantBefore != 10000 {
@@ -238,6 +277,18 @@ http://%s {
 	if strings.Contains(log, canaryMark) {
 		t.Errorf("the log holds the text:\n%s", grepText(log, canaryMark))
 	}
+}
+
+// givesResultAway reports whether an answer body carries a scan result.
+// A 402's bazaar extension names the result's fields in its schema and
+// example, so it is set aside; anything else that says "verdict" leaks.
+func givesResultAway(body []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) == nil {
+		delete(top, "extensions")
+		body, _ = json.Marshal(top)
+	}
+	return strings.Contains(string(body), "verdict")
 }
 
 // jsonEqual compares two decoded objects value by value.

@@ -212,45 +212,13 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Precheck implements Store. The read and the write are one BEGIN
-// IMMEDIATE transaction: it takes the database's write lock before reading,
-// so no other connection or process can count between the two.
+// Precheck implements Store as PrecheckAll of the caller's one counter.
 func (s *SQLite) Precheck(ctx context.Context, caller string, now time.Time, limit int, interval time.Duration) (Quota, error) {
-	if err := s.lock(ctx); err != nil {
+	qs, err := s.PrecheckAll(ctx, now, Counter{Key: caller, Limit: limit, Interval: interval})
+	if err != nil {
 		return Quota{}, err
 	}
-	defer s.unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Quota{}, fmt.Errorf("store: pre-check: %w", err)
-	}
-	defer tx.Rollback()
-	var st precheckState
-	found := true
-	err = tx.QueryRowContext(ctx, "SELECT day, count, last_ms FROM precheck WHERE caller = ?", caller).
-		Scan(&st.Day, &st.Count, &st.Last)
-	if errors.Is(err, sql.ErrNoRows) {
-		found = false
-	} else if err != nil {
-		return Quota{}, fmt.Errorf("store: pre-check: %w", err)
-	}
-	var prev *precheckState
-	if found {
-		prev = &st
-	}
-	q, next := decide(prev, now, limit, interval)
-	if !q.Allowed {
-		return q, nil
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO precheck (caller, day, count, last_ms) VALUES (?, ?, ?, ?)
-		ON CONFLICT (caller) DO UPDATE SET day = excluded.day, count = excluded.count, last_ms = excluded.last_ms`,
-		caller, next.Day, next.Count, next.Last); err != nil {
-		return Quota{}, fmt.Errorf("store: pre-check: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Quota{}, fmt.Errorf("store: pre-check: %w", err)
-	}
-	return q, nil
+	return qs[0], nil
 }
 
 // Ledger implements Store.

@@ -15,10 +15,12 @@
 // timestamptz and category_counts as jsonb; precheck keyed by caller;
 // payments keyed by key) and the same atomic steps: Precheck as one
 // transaction that locks the caller's row (INSERT ... ON CONFLICT DO
-// NOTHING, then SELECT ... FOR UPDATE) around decide; Reserve as INSERT ...
-// ON CONFLICT DO NOTHING; Settle as one transaction of a conditional UPDATE
-// and the ledger INSERT, committed with synchronous_commit on. It then
-// passes storetest.Run unchanged.
+// NOTHING, then SELECT ... FOR UPDATE) around decide, and PrecheckAll
+// likewise with every counter's row locked, in key order so that two
+// transactions cannot deadlock; Reserve as INSERT ... ON CONFLICT DO
+// NOTHING; Settle as one transaction of a conditional UPDATE and the
+// ledger INSERT, committed with synchronous_commit on. It then passes
+// storetest.Run unchanged.
 package store
 
 import (
@@ -38,6 +40,14 @@ type Store interface {
 	// caller, so concurrent requests never overrun the quota. A refused
 	// pre-check charges nothing.
 	Precheck(ctx context.Context, caller string, now time.Time, limit int, interval time.Duration) (Quota, error)
+
+	// PrecheckAll charges one free pre-check to every counter at now if
+	// each is within its own quota, and to none of them otherwise: the
+	// checks and the charges are one atomic step over all the counters,
+	// so a pre-check refused by one counter costs nothing on the others.
+	// It returns one Quota per counter, in order; Allowed is the same in
+	// all of them. Keys must be distinct.
+	PrecheckAll(ctx context.Context, now time.Time, counters ...Counter) ([]Quota, error)
 
 	// Reserve stores p as settling since now, unless a payment with its
 	// key is known. It returns the payment stored under the key and
@@ -111,12 +121,26 @@ const (
 	LimitInterval Limit = "interval"
 )
 
+// Counter is one quota a pre-check is charged against, such as a caller
+// wallet or a client address.
+type Counter struct {
+	// Key names the counter. Callers choose a namespace per kind of
+	// counter (a wallet's base58 address has no colon, so "ip:..." keys
+	// cannot collide with wallets).
+	Key string
+	// Limit is the most pre-checks per UTC day (<= 0: no daily limit).
+	Limit int
+	// Interval is the least time between two charged pre-checks
+	// (<= 0: none).
+	Interval time.Duration
+}
+
 // Quota is the outcome of a pre-check.
 type Quota struct {
 	// Allowed reports whether the pre-check was charged and may be answered.
 	Allowed bool
-	// Used is how many pre-checks the caller has had today, this one
-	// included when Allowed.
+	// Used is how many pre-checks the caller (the counter) has had today,
+	// this one included when Allowed.
 	Used int
 	// Exceeded says which limit refused the pre-check (empty when Allowed).
 	// When both apply, the daily limit is named: it is the longer wait.
@@ -194,4 +218,41 @@ func decide(st *precheckState, now time.Time, limit int, interval time.Duration)
 	q.Allowed = true
 	q.Used = count + 1
 	return q, precheckState{Day: today, Count: count + 1, Last: nowMs}
+}
+
+// decideAll applies decide to every counter, states[i] being counter i's
+// state (nil: never seen). When any counter refuses, none is charged: the
+// quotas of the others say not allowed, with their counts as they were,
+// and no state is returned to store.
+func decideAll(states []*precheckState, now time.Time, counters []Counter) ([]Quota, []precheckState) {
+	qs := make([]Quota, len(counters))
+	next := make([]precheckState, len(counters))
+	allowed := true
+	for i, c := range counters {
+		qs[i], next[i] = decide(states[i], now, c.Limit, c.Interval)
+		allowed = allowed && qs[i].Allowed
+	}
+	if allowed {
+		return qs, next
+	}
+	for i := range qs {
+		if qs[i].Allowed {
+			qs[i].Allowed = false
+			qs[i].Used--
+		}
+	}
+	return qs, nil
+}
+
+// checkKeys refuses a list of counters with a key given twice: charging
+// one counter twice in one step is a mistake of the caller.
+func checkKeys(counters []Counter) error {
+	for i, c := range counters {
+		for _, d := range counters[:i] {
+			if c.Key == d.Key {
+				return fmt.Errorf("store: pre-check: counter %q given twice", c.Key)
+			}
+		}
+	}
+	return nil
 }

@@ -8,12 +8,24 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // MaxComputeUnitPrice is the highest priority fee, in micro-lamports per
-// compute unit, that a client may make the facilitator's fee payer pay (the
-// reference facilitator's limit).
+// compute unit, that a client may make the facilitator's fee payer pay: 5
+// lamports per unit, the bound of the static layout path of
+// scheme_exact_svm.md section 3.1.
 const MaxComputeUnitPrice = 5_000_000
+
+// MaxComputeUnitLimit is the highest compute unit limit accepted: the
+// reference default of scheme_exact_svm.md section 2.2.1. With
+// MaxComputeUnitPrice it bounds the priority fee of one payment to 2,000,000
+// lamports; the reference client asks for 20,000 units.
+const MaxComputeUnitLimit = 400_000
+
+// MaxMemoBytes is the longest extra.memo a seller may set (scheme_exact_svm.md,
+// PaymentRequirements).
+const MaxMemoBytes = 256
 
 // Instruction discriminators.
 const (
@@ -76,6 +88,8 @@ func CheckExactSVM(p *PaymentPayload, req Requirements) (*Checked, error) {
 		}
 	}
 
+	// The static layout of scheme_exact_svm.md section 3.1: limit, price,
+	// transfer, then up to four Lighthouse or Memo instructions.
 	ixs := m.Instructions
 	if len(ixs) < 3 || len(ixs) > 7 {
 		return nil, invalid(ReasonInstructionsLength, fmt.Sprintf("%d instructions, want 3 to 7", len(ixs)))
@@ -86,6 +100,12 @@ func CheckExactSVM(p *PaymentPayload, req Requirements) (*Checked, error) {
 	c, err := checkTransfer(m, rc)
 	if err != nil {
 		return nil, err
+	}
+	// Signer set integrity (section 2.1.4): only the fee payer and the
+	// transfer authority may be required to sign. The authority signs and
+	// is not the fee payer (checkTransfer), so it is signer 1.
+	if n := m.NumRequiredSignatures; n != 2 {
+		return nil, invalid(ReasonExcessiveSigners, fmt.Sprintf("%d required signers, want 2 (fee payer and payer)", n))
 	}
 	if err := checkOptional(m, req.Memo()); err != nil {
 		return nil, err
@@ -120,6 +140,9 @@ func compileRequirements(req Requirements) (*compiledRequirements, error) {
 	if rc.amount, err = parseUnits(req.Amount); err != nil {
 		return nil, fmt.Errorf("checking payment: %w", err)
 	}
+	if n := len(req.Memo()); n > MaxMemoBytes {
+		return nil, fmt.Errorf("checking payment: extra.memo is %d bytes, more than %d", n, MaxMemoBytes)
+	}
 	if fp := req.FeePayer(); fp == "" {
 		rc.feePayerErr = errors.New("requirements have no extra.feePayer")
 	} else if rc.feePayer, err = ParsePublicKey(fp); err != nil {
@@ -148,6 +171,9 @@ func checkComputeBudget(m *Message) error {
 	limit, price := m.Instructions[0], m.Instructions[1]
 	if program(m, limit) != ComputeBudgetProgram || len(limit.Data) != 5 || limit.Data[0] != computeUnitLimitIx {
 		return invalid(ReasonComputeLimitInstruction, "instruction 1 is not SetComputeUnitLimit")
+	}
+	if u := binary.LittleEndian.Uint32(limit.Data[1:]); u > MaxComputeUnitLimit {
+		return invalid(ReasonComputeLimitTooHigh, fmt.Sprintf("%d compute units, at most %d", u, MaxComputeUnitLimit))
 	}
 	if program(m, price) != ComputeBudgetProgram || len(price.Data) != 9 || price.Data[0] != computeUnitPriceIx {
 		return invalid(ReasonComputePriceInstruction, "instruction 2 is not SetComputeUnitPrice")
@@ -206,14 +232,23 @@ func checkTransfer(m *Message, rc *compiledRequirements) (*Checked, error) {
 	return &Checked{Payer: authority.String(), Amount: amount}, nil
 }
 
-// checkOptional allows only Memo and Lighthouse after the transfer, and
-// exactly one memo equal to extra.memo when the seller set one.
+// checkOptional allows only Memo and Lighthouse after the transfer (the
+// wallet-injected Lighthouse assertions of Phantom and Solflare, in the
+// slots the static layout gives them and nowhere else), and exactly one
+// memo equal to extra.memo when the seller set one. Without extra.memo a
+// memo is the client's uniqueness nonce: the spec asks clients for one but
+// gives the verifier no rule on it, so none is required here either.
 func checkOptional(m *Message, memo string) error {
 	reasons := []string{ReasonUnknownFourth, ReasonUnknownFifth, ReasonUnknownSixth, ReasonUnknownSeventh}
 	var memos [][]byte
 	for i, ix := range m.Instructions[3:] {
 		switch program(m, ix) {
 		case MemoProgram:
+			// The Memo program fails on anything but UTF-8: such a
+			// transaction can never land.
+			if !utf8.Valid(ix.Data) {
+				return invalid(ReasonMemoNotUTF8, fmt.Sprintf("instruction %d: memo is not UTF-8", i+4))
+			}
 			memos = append(memos, ix.Data)
 		case LighthouseProgram:
 		default:

@@ -2,6 +2,8 @@ package x402
 
 import (
 	"crypto/ed25519"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +29,24 @@ func TestBuiltPaymentVariantsAccepted(t *testing.T) {
 		"lighthouse and memos": func(p *payment) {
 			p.ixs = append(p.ixs, testIx{program: LighthouseProgram, data: []byte{1}}, memoIx("x"), memoIx("y"))
 		},
-		"seven instructions": func(p *payment) { p.ixs = append(p.ixs, memoIx("a"), memoIx("b"), memoIx("c")) },
+		"seven instructions":         func(p *payment) { p.ixs = append(p.ixs, memoIx("a"), memoIx("b"), memoIx("c")) },
+		"compute limit at the bound": func(p *payment) { p.ixs[0] = computeLimitIx(MaxComputeUnitLimit) },
+		"no memo without extra.memo": func(p *payment) { p.ixs[3] = lighthouseIx() },
+		"phantom: three lighthouse after the memo": func(p *payment) {
+			p.ixs = append(p.ixs, lighthouseIx(), lighthouseIx(), lighthouseIx())
+		},
+		"solflare: two lighthouse before the memo": func(p *payment) {
+			p.ixs = append(p.ixs[:3], lighthouseIx(), lighthouseIx(), p.ixs[3])
+		},
+		"memo required among three lighthouse": func(p *payment) {
+			p.req.Extra["memo"] = "order-7"
+			p.ixs = append(p.ixs[:3], lighthouseIx(), memoIx("order-7"), lighthouseIx(), lighthouseIx())
+		},
+		"memo of 256 bytes required": func(p *payment) {
+			m := strings.Repeat("é", MaxMemoBytes/2)
+			p.req.Extra["memo"] = m
+			p.ixs[3] = memoIx(m)
+		},
 		"token-2022": func(p *payment) {
 			src, _ := AssociatedTokenAddress(p.payer.pub, Token2022Program, mint)
 			dst, _ := AssociatedTokenAddress(p.payTo, Token2022Program, mint)
@@ -117,6 +136,31 @@ func TestBuiltPaymentFaults(t *testing.T) {
 		{"compute limit data short", func(p *payment) { p.ixs[0].data = p.ixs[0].data[:4] }, ReasonComputeLimitInstruction},
 		{"no compute price second", func(p *payment) { p.ixs[1] = memoIx("price") }, ReasonComputePriceInstruction},
 		{"price above the limit", func(p *payment) { p.ixs[1] = computePriceIx(MaxComputeUnitPrice + 1) }, ReasonComputePriceTooHigh},
+		{"compute limit above the bound", func(p *payment) { p.ixs[0] = computeLimitIx(MaxComputeUnitLimit + 1) }, ReasonComputeLimitTooHigh},
+		{"compute budget heap frame in an optional slot", func(p *payment) {
+			p.ixs[3] = testIx{program: ComputeBudgetProgram, data: []byte{1, 0, 0, 4, 0}}
+		}, ReasonUnknownFourth},
+		{"a second compute price after the transfer", func(p *payment) { p.ixs = append(p.ixs, computePriceIx(1)) }, ReasonUnknownFifth},
+		{"lighthouse first", func(p *payment) { p.ixs = append([]testIx{lighthouseIx()}, p.ixs[:3]...) }, ReasonComputeLimitInstruction},
+		{"lighthouse between price and transfer", func(p *payment) {
+			p.ixs = append(p.ixs[:2], lighthouseIx(), p.ixs[2], p.ixs[3])
+		}, ReasonNoTransferInstruction},
+		{"fee payer's account in a lighthouse instruction", func(p *payment) {
+			l := lighthouseIx()
+			l.accounts = []accountMeta{{key: p.feePayer.pub}}
+			p.ixs = append(p.ixs, l)
+		}, ReasonFeePayerTransferring},
+		{"memo required, eight with lighthouse", func(p *payment) {
+			p.req.Extra["memo"] = "order-7"
+			p.ixs = append(p.ixs[:3], lighthouseIx(), lighthouseIx(), lighthouseIx(), lighthouseIx(), memoIx("order-7"))
+		}, ReasonInstructionsLength},
+		{"memo not UTF-8", func(p *payment) { p.ixs[3] = testIx{program: MemoProgram, data: []byte{0xff, 0xfe}} }, ReasonMemoNotUTF8},
+		{"memo required, only a prefix", func(p *payment) { p.req.Extra["memo"] = "order-7"; p.ixs[3] = memoIx("order-") }, ReasonMemoMismatch},
+		{"a third signer, validly signed", func(p *payment) {
+			third := newWallet(t)
+			p.ixs[3].accounts = []accountMeta{{key: third.pub, signer: true}}
+			p.signers[third.pub] = third.priv
+		}, ReasonExcessiveSigners},
 		{"memo required, absent", func(p *payment) { p.req.Extra["memo"] = "order-7"; p.ixs = p.ixs[:3] }, ReasonMemoCount},
 		{"memo required, twice", func(p *payment) {
 			p.req.Extra["memo"] = "order-7"
@@ -143,5 +187,25 @@ func TestBuiltPaymentFaults(t *testing.T) {
 			_, err := CheckExactSVM(p.payload(), p.req)
 			wantReason(t, err, c.reason)
 		})
+	}
+}
+
+func lighthouseIx() testIx {
+	return testIx{program: LighthouseProgram, data: []byte{0x10, 1, 2, 3}}
+}
+
+// A seller memo longer than the spec allows is the server's own fault: a
+// configuration error, not a refusal of the client's payment.
+func TestMemoTooLongIsConfiguration(t *testing.T) {
+	p := newPayment(t)
+	m := strings.Repeat("a", MaxMemoBytes+1)
+	p.req.Extra["memo"] = m
+	p.ixs[3] = memoIx(m)
+	_, err := CheckExactSVM(p.payload(), p.req)
+	if err == nil {
+		t.Fatal("accepted a memo over 256 bytes")
+	}
+	if _, ok := errors.AsType[*Invalid](err); ok {
+		t.Fatalf("reported as the payment's fault: %v", err)
 	}
 }

@@ -88,6 +88,12 @@ type SettleResponse struct {
 	Payer        string `json:"payer,omitempty"`
 	Transaction  string `json:"transaction"`
 	Network      string `json:"network"`
+	// Amount is what was settled, in atomic units, when the facilitator
+	// says (x402-specification-v2.md 5.3.2; optional).
+	Amount string `json:"amount,omitempty"`
+	// Extensions are settlement data for buyer and server alike, passed
+	// on in PAYMENT-RESPONSE as the facilitator gave them.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Supported asks the facilitator what it handles.

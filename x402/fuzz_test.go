@@ -16,7 +16,8 @@ var fuzzRequirements = Requirements{
 
 // FuzzDecodePaymentHeader feeds arbitrary headers through everything a
 // server does with one before the network: decode, match, check. Nothing
-// may panic; what decodes must be a version 2 payload with its raw JSON.
+// may panic; what decodes must be a version 2 payload with its raw JSON,
+// and a payment identifier it yields must be well-formed.
 // Seeds: testdata/fuzz/FuzzDecodePaymentHeader (real client headers and
 // broken copies).
 func FuzzDecodePaymentHeader(f *testing.F) {
@@ -30,6 +31,9 @@ func FuzzDecodePaymentHeader(f *testing.F) {
 		}
 		if p.X402Version != Version || len(p.Raw) == 0 || p.Payload.Transaction == "" {
 			t.Fatalf("decoded an incomplete payload %+v", p)
+		}
+		if id, present, err := PaymentIdentifier(p); (err == nil && present) != (id != "") || (err == nil && present && checkPaymentID(id) != nil) {
+			t.Fatalf("payment identifier %q present %v err %v", id, present, err)
 		}
 		if req, err := Match(p.Accepted, []Requirements{fuzzRequirements}); err == nil {
 			checkNoPanic(t, p, req)

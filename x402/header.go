@@ -64,6 +64,9 @@ type PaymentRequired struct {
 	Error       string         `json:"error,omitempty"`
 	Resource    Resource       `json:"resource"`
 	Accepts     []Requirements `json:"accepts"`
+	// Extensions maps an extension key to its value, by convention an
+	// Extension ({"info", "schema"}); clients echo them in the payment.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Encode returns base64(JSON), the value of the PAYMENT-REQUIRED header.
@@ -91,6 +94,11 @@ type PaymentPayload struct {
 	Payload     struct {
 		Transaction string `json:"transaction"`
 	} `json:"payload"`
+	// Extensions are the client's echo of the offered extensions, with
+	// what it added (a payment-identifier id). Values are kept raw: only
+	// the ones the server reads (see PaymentIdentifier) are interpreted,
+	// and the whole payload reaches the facilitator as Raw.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 	// Raw is the JSON exactly as the client sent it. It is what goes to the
 	// facilitator, so that fields this package does not know (extensions)
 	// reach it unchanged.
@@ -98,8 +106,9 @@ type PaymentPayload struct {
 }
 
 // DecodePaymentHeader decodes a PAYMENT-SIGNATURE header: base64 of a JSON
-// object with x402Version 2, the accepted requirements and a transaction.
-// Any other shape is an error that says what is wrong (an HTTP 400).
+// object with x402Version 2, the accepted requirements and a transaction,
+// and extensions that, when present, are an object. Any other shape is an
+// error that says what is wrong (an HTTP 400).
 func DecodePaymentHeader(h string) (*PaymentPayload, error) {
 	if h == "" {
 		return nil, errors.New("decoding payment header: empty")

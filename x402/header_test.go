@@ -203,4 +203,23 @@ func TestSettleResponseHeader(t *testing.T) {
 	if _, err := DecodePaymentResponse("%%"); err == nil {
 		t.Fatal("garbage decoded")
 	}
+
+	// What the facilitator adds is passed on; unusable extensions are
+	// dropped, never the record.
+	for _, c := range []struct {
+		name string
+		ext  map[string]json.RawMessage
+		want string
+	}{
+		{"amount and extensions", map[string]json.RawMessage{"x-receipt": json.RawMessage(`{"id":"r1"}`)},
+			`{"success":true,"transaction":"sig","network":"n","amount":"10000","extensions":{"x-receipt":{"id":"r1"}}}`},
+		{"broken extension", map[string]json.RawMessage{"x-receipt": json.RawMessage(`{`)},
+			`{"success":true,"transaction":"sig","network":"n","amount":"10000"}`},
+	} {
+		s := SettleResponse{Success: true, Transaction: "sig", Network: "n", Amount: "10000", Extensions: c.ext}
+		raw, _ := base64.StdEncoding.DecodeString(s.Header())
+		if string(raw) != c.want {
+			t.Errorf("%s: %s, want %s", c.name, raw, c.want)
+		}
+	}
 }

@@ -14,6 +14,8 @@ const (
 	ReasonComputeLimitInstruction = "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction"
 	ReasonComputePriceInstruction = "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction"
 	ReasonComputePriceTooHigh     = "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"
+	ReasonComputeLimitTooHigh     = "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction_too_high"
+	ReasonExcessiveSigners        = "invalid_exact_svm_payload_excessive_signers"
 	ReasonNoTransferInstruction   = "invalid_exact_svm_payload_no_transfer_instruction"
 	ReasonFeePayerTransferring    = "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds"
 	ReasonMintMismatch            = "invalid_exact_svm_payload_mint_mismatch"
@@ -29,11 +31,13 @@ const (
 	ReasonDuplicateSettlement     = "duplicate_settlement"
 
 	// Reasons of this package alone: the reference resolves lookup tables
-	// over RPC and does not check decimals or the message version, which
-	// the chain would refuse anyway; a server without RPC refuses earlier.
+	// over RPC and does not check decimals, the message version or a memo's
+	// encoding, which the chain would refuse anyway; a server without RPC
+	// refuses earlier.
 	ReasonVersionUnsupported = "invalid_exact_svm_payload_transaction_version_unsupported"
 	ReasonLookupTables       = "invalid_exact_svm_payload_address_table_lookups"
 	ReasonDecimalsMismatch   = "invalid_exact_svm_payload_decimals_mismatch"
+	ReasonMemoNotUTF8        = "invalid_exact_svm_payload_memo_not_utf8"
 )
 
 // Invalid is a payment refused by a check: the payload is at fault and the

@@ -8,9 +8,15 @@ import (
 )
 
 // Header returns base64(JSON), the value of the PAYMENT-RESPONSE header.
+// Extensions that are not valid JSON (never the case when they were
+// decoded from the facilitator) are left out rather than losing the
+// settlement record the header is.
 func (s SettleResponse) Header() string {
-	// A struct of strings and a bool always marshals.
-	b, _ := json.Marshal(s)
+	b, err := json.Marshal(s)
+	if err != nil {
+		s.Extensions = nil
+		b, _ = json.Marshal(s) // strings and a bool always marshal
+	}
 	return base64.StdEncoding.EncodeToString(b)
 }
 

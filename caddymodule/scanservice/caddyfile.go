@@ -37,13 +37,20 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			settle_timeout <duration>
 //		}
 //		fee_payer    <solana address>
+//		rpc          <url>
 //		price        <usd>
 //		free
 //		precheck_daily_limit <n>|unlimited
 //		precheck_interval    <duration>|none
+//		precheck_address_daily_limit <n>|unlimited
+//		precheck_sign_in <origin> [secret <secret>]
 //		store        sqlite <file>
 //		rulebook     <file>
+//		cors_origins *|<origin>...
 //	}
+//
+// precheck_sign_in turns on wallet proofs (x402 sign-in-with-x) for
+// pre-checks; origin is the service's public origin as clients see it.
 //
 // pay_to is required unless free is given, on its own line. The money path
 // fails closed: an empty pay_to (`pay_to ""`, which is what
@@ -52,9 +59,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // fails validation).
 //
 // Defaults: network solana (mainnet), price 0.01, precheck_daily_limit 100,
-// precheck_interval 5s, store sqlite at promptwall/scan.db in Caddy's data
-// directory, the embedded v1 rulebook, facilitator timeout 10s and
-// settle_timeout 45s.
+// precheck_interval 5s, precheck_address_daily_limit 1000 (per IPv4
+// address or IPv6 /64, per UTC day), store sqlite at promptwall/scan.db in
+// Caddy's data directory, the embedded v1 rulebook, facilitator timeout 10s,
+// settle_timeout 45s and cors_origins * (pages of any origin may call the
+// service; a list such as https://app.example.com restricts them).
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -84,6 +93,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&h.FeePayer) {
 				return d.ArgErr()
 			}
+		case "rpc":
+			if !d.AllArgs(&h.RPC) {
+				return d.ArgErr()
+			}
 		case "price":
 			if !d.AllArgs(&h.Price) {
 				return d.ArgErr()
@@ -93,20 +106,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.Free = true
-		case "precheck_daily_limit":
+		case "precheck_daily_limit", "precheck_address_daily_limit":
+			opt := d.Val()
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			if v == "unlimited" {
-				h.PrecheckDailyLimit = -1
-				continue
+			n := -1
+			if v != "unlimited" {
+				var err error
+				if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+					return d.Errf("%s '%s' must be a positive number or 'unlimited'", opt, v)
+				}
 			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return d.Errf("precheck_daily_limit '%s' must be a positive number or 'unlimited'", v)
+			if opt == "precheck_daily_limit" {
+				h.PrecheckDailyLimit = n
+			} else {
+				h.PrecheckAddressDailyLimit = n
 			}
-			h.PrecheckDailyLimit = n
 		case "precheck_interval":
 			var v string
 			if !d.AllArgs(&v) {
@@ -121,6 +138,22 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("precheck_interval '%s' must be a duration or 'none'", v)
 			}
 			h.PrecheckInterval = caddy.Duration(dur)
+		case "precheck_sign_in":
+			cfg := &SignInConfig{}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			cfg.Origin = d.Val()
+			if d.NextArg() {
+				if d.Val() != "secret" || !d.NextArg() {
+					return d.Err("precheck_sign_in: expected 'secret <secret>' after the origin")
+				}
+				cfg.Secret = d.Val()
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.PrecheckSignIn = cfg
 		case "store":
 			var driver, path string
 			if !d.AllArgs(&driver, &path) {
@@ -133,6 +166,14 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "rulebook":
 			if !d.AllArgs(&h.Rulebook) {
 				return d.ArgErr()
+			}
+		case "cors_origins":
+			h.CORSOrigins = d.RemainingArgs()
+			if len(h.CORSOrigins) == 0 {
+				return d.ArgErr()
+			}
+			if err := checkCORSOrigins(h.CORSOrigins); err != nil {
+				return d.Err(err.Error())
 			}
 		default:
 			return d.Errf("unrecognized prompt_scan subdirective '%s'", d.Val())

@@ -43,10 +43,15 @@ type precheckResponse struct {
 	RulesID string         `json:"rules_id"`
 }
 
-// servePrecheck answers POST /precheck. The body and the caller are
-// checked first; the caller's quota is charged only for a request that
+// servePrecheck answers POST /precheck, and GET /precheck with a sign-in
+// challenge when sign-in is on. The body, the caller and its proof if any
+// are checked first; the quotas (of the caller and its client address, or
+// of the proven wallet and the proof) are charged only for a request that
 // then gets its verdict.
 func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
+	if h.serveSignInMethods(w, r) {
+		return
+	}
 	if !allowPost(w, r) {
 		return
 	}
@@ -54,32 +59,40 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	proof, ok := h.readProof(w, r, req.Caller)
+	if !ok {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
-	q, err := h.store.Precheck(ctx, req.Caller, h.now(), h.limit, h.interval)
+	var q store.Quota
+	var err error
+	if proof != nil {
+		q, err = h.chargeProvenPrecheck(ctx, proof)
+	} else {
+		q, err = h.chargePrecheck(ctx, req.Caller, clientAddress(r))
+	}
 	if err != nil {
 		h.logger.Error("pre-check quota", zap.Error(err))
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the quota store is unavailable; try again shortly")
 		return
 	}
+	if q.Exceeded == limitSignInUsed {
+		writeError(w, http.StatusUnauthorized, codeInvalidSignIn, "this sign-in was used already; GET /precheck for a new challenge")
+		return
+	}
 	if !q.Allowed {
 		secs := retryAfterSeconds(q.RetryAfter)
-		var msg string
-		if q.Exceeded == store.LimitDaily {
-			msg = fmt.Sprintf("this wallet has used its %d free pre-checks of the UTC day; they renew at 00:00 UTC", h.limit)
-		} else {
-			msg = fmt.Sprintf("pre-checks from one wallet must be at least %v apart", h.interval)
-		}
 		w.Header().Set("Retry-After", fmt.Sprint(secs))
 		writeJSON(w, http.StatusTooManyRequests, apiError{errorBody{
-			Code: codeRateLimited, Message: msg, Limit: string(q.Exceeded), RetryAfter: secs,
+			Code: codeRateLimited, Message: h.refusalMessage(q), Limit: string(q.Exceeded), RetryAfter: secs,
 		}})
 		h.logRequest("precheck", http.StatusTooManyRequests, zap.String("caller", req.Caller), zap.String("limit", string(q.Exceeded)))
 		return
 	}
 	res := h.scan(req.Text)
 	writeJSON(w, http.StatusOK, precheckResponse{Verdict: res.Verdict, RulesID: h.engine.Engine.Rulebook().ID})
-	h.logRequest("precheck", http.StatusOK, zap.String("caller", req.Caller), zap.String("verdict", string(res.Verdict)))
+	h.logRequest("precheck", http.StatusOK, zap.String("caller", req.Caller), zap.Bool("proven", proof != nil), zap.String("verdict", string(res.Verdict)))
 }
 
 // scanResponse is the full result of SPEC section 8 with the rules_id

@@ -82,7 +82,7 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 		return h.storeDown(err)
 	}
 	if known {
-		if a, done := h.again(ctx, p, ident, &res); done {
+		if a, done := h.again(ctx, p, ident, &res, text); done {
 			return a
 		}
 	}
@@ -114,17 +114,17 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 		return h.storeDown(err)
 	case !reserved:
 		// Another server took it between the lookup and here.
-		if a, done := h.again(ctx, got, ident, &res); done {
+		if a, done := h.again(ctx, got, ident, &res, text); done {
 			return a
 		}
 		return h.inProgress()
 	}
-	return h.settle(ctx, p, payload, accepted, &res)
+	return h.settle(ctx, p, payload, accepted, &res, text)
 }
 
 // settle has the facilitator settle a reserved payment and finishes it.
 func (h *Handler) settle(ctx context.Context, p store.Payment, payload *x402.PaymentPayload,
-	accepted x402.Requirements, res *engine.Result) answer {
+	accepted x402.Requirements, res *engine.Result, text string) answer {
 	sr, err := h.fac.Settle(ctx, payload, accepted)
 	if err == nil && !sr.Success && sr.ErrorReason == reasonSettlementPending {
 		// Broadcast but not yet seen confirmed. Asking again makes the
@@ -164,14 +164,14 @@ func (h *Handler) settle(ctx context.Context, p store.Payment, payload *x402.Pay
 			zap.String("reason", reason))
 		return answer{status: http.StatusPaymentRequired, reason: reason, settle: sr}
 	}
-	return h.landed(ctx, p, sr, res)
+	return h.landed(ctx, p, sr, res, text)
 }
 
 // landed records a payment that landed and gives its scan. The ledger row
 // and the settled state are one store step; when it cannot be written the
 // result stays unreleased, and reconciliation writes it once the store is
 // back (the settlement is remembered in memory for that).
-func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleResponse, res *engine.Result) answer {
+func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleResponse, res *engine.Result, text string) answer {
 	row := p.Row
 	row.Payer = nonEmpty(sr.Payer, row.Payer)
 	row.Time = h.now()
@@ -191,13 +191,16 @@ func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleRe
 	if !sameScan(p.Row, res) {
 		return h.scanConflict()
 	}
-	return h.deliver(p, sr, res)
+	return h.deliver(p, sr, res, text)
 }
 
 // deliver gives the scan of a settled payment. The transport calls sent
 // once the answer is out.
-func (h *Handler) deliver(p store.Payment, sr *x402.SettleResponse, res *engine.Result) answer {
+func (h *Handler) deliver(p store.Payment, sr *x402.SettleResponse, res *engine.Result, text string) answer {
 	h.store.deliveries.hold(p.Key)
+	if p.Ident != "" {
+		h.store.replays.put(p.Key, text, h.now())
+	}
 	h.metrics.payment(outcomeSettled)
 	h.logRequest("scan", http.StatusOK, zap.String("payer", nonEmpty(sr.Payer, p.Row.Payer)),
 		zap.String("transaction", sr.Transaction), zap.String("verdict", string(res.Verdict)),
@@ -221,7 +224,7 @@ func (h *Handler) sent(a answer, ok bool) {
 // again handles a payment the store already knows. It reports false when
 // the payment was released (it never landed and never can) and the request
 // should go on as a new payment.
-func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res *engine.Result) (answer, bool) {
+func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res *engine.Result, text string) (answer, bool) {
 	if ident != "" && p.Ident != "" && ident != p.Ident {
 		return h.identConflict(), true
 	}
@@ -229,9 +232,9 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 	case store.PaymentSettling:
 		// Not in flight in this process (this request holds the claim):
 		// a crash or another server left it. Find out now.
-		switch fate, sr := h.resolve(ctx, p); fate {
+		switch fate, sr := h.resolve(ctx, p, true); fate {
 		case fateLanded:
-			return h.landed(ctx, p, sr, res), true
+			return h.landed(ctx, p, sr, res, text), true
 		case fateNever:
 			return answer{}, false
 		case fateFailed:
@@ -243,18 +246,32 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 		}
 	case store.PaymentSettled:
 		if h.store.deliveries.has(p.Key) {
-			return h.duplicate(p), true
+			return h.resent(p, ident, res, text), true
 		}
 		// Landed and recorded, but its scan never reached the client:
 		// a crash came between. This retry gets it, once.
 		if !sameScan(p.Row, res) {
 			return h.scanConflict(), true
 		}
-		return h.deliver(p, h.settleResponse(p), res), true
-	default: // delivered, failed
-
+		return h.deliver(p, h.settleResponse(p), res, text), true
+	case store.PaymentDelivered:
+		return h.resent(p, ident, res, text), true
+	default: // failed
 		return h.duplicate(p), true
 	}
+}
+
+// resent answers a payment whose scan was given: the same scan again when
+// the client named it by its payment-identifier and sent the same text
+// (replays.go), else 402 as a used payment.
+func (h *Handler) resent(p store.Payment, ident string, res *engine.Result, text string) answer {
+	if p.Ident == "" || ident != p.Ident || !h.store.replays.match(p.Key, text, h.now()) {
+		return h.duplicate(p)
+	}
+	sr := h.settleResponse(p)
+	h.logRequest("scan", http.StatusOK, zap.String("payer", p.Row.Payer), zap.String("transaction", sr.Transaction),
+		zap.Bool("resent", true))
+	return answer{status: http.StatusOK, result: res, settle: sr}
 }
 
 // sameScan reports whether a retry scanned a text with the result the

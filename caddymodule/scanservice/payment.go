@@ -31,8 +31,6 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	if !allowPost(w, r) {
 		return
 	}
-	// Browsers may read the payment headers of any answer of this endpoint.
-	w.Header().Set("Access-Control-Expose-Headers", x402.HeaderPaymentRequired+", "+x402.HeaderPaymentResponse)
 	req, ok := readRequest(w, r, false)
 	if !ok {
 		return
@@ -60,7 +58,7 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 	sig := r.Header.Get(x402.HeaderPaymentSignature)
 	if sig == "" {
 		h.metrics.payment(outcomeRequired)
-		h.paymentRequired(w, offer, "PAYMENT-SIGNATURE header is required")
+		h.paymentRequired(w, offer, missingPaymentReason(r))
 		return
 	}
 	a := h.paidScan(ctx, offer, sig, req.Text)
@@ -91,7 +89,8 @@ func (h *Handler) writeAnswer(w http.ResponseWriter, offer x402.PaymentRequired,
 }
 
 // offer is this request's 402 document: one exact-SVM requirement whose
-// resource URL is the URL the client asked for.
+// resource URL is the URL the client asked for, and the extensions the
+// service advertises (offer.go).
 func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequired, error) {
 	feePayer, err := h.feePayer(ctx)
 	if err != nil {
@@ -100,6 +99,10 @@ func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequi
 	req, err := h.network.Requirements(h.amount, h.PayTo, feePayer)
 	if err != nil {
 		return x402.PaymentRequired{}, fmt.Errorf("the facilitator's fee payer is unusable: %w", err)
+	}
+	ext, err := offerExtensions(h.rulesID())
+	if err != nil {
+		return x402.PaymentRequired{}, fmt.Errorf("building the extensions: %w", err)
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -112,7 +115,8 @@ func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequi
 			Description: resourceDescr,
 			MimeType:    "application/json",
 		},
-		Accepts: []x402.Requirements{req},
+		Accepts:    []x402.Requirements{req},
+		Extensions: ext,
 	}, nil
 }
 
@@ -171,5 +175,9 @@ func (h *Handler) rulesID() string { return h.engine.Engine.Rulebook().ID }
 // jsonString encodes s as a JSON string.
 func jsonString(s string) ([]byte, error) { return json.Marshal(s) }
 
-// paymentIdent is the payment's payment-identifier, when it carries one.
-func paymentIdent(p *x402.PaymentPayload) (string, error) { return "", nil }
+// paymentIdent is the payment's payment-identifier (x402 extension), or
+// empty. One that is malformed is the client's error.
+func paymentIdent(p *x402.PaymentPayload) (string, error) {
+	id, _, err := x402.PaymentIdentifier(p)
+	return id, err
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/store"
 	"github.com/promptwall/promptwall/x402"
@@ -37,14 +38,19 @@ const (
 	fateFailed              // settlement failed after it may have been sent: marked failed
 )
 
-// resolve finds out what became of a settling payment by asking the
-// facilitator to settle it again: the same signed transaction, which the
-// chain runs at most once, so a payment that landed is not charged twice
-// and one that was never sent is sent now. A facilitator that remembers the
-// transaction answers with its outcome; one that cannot tell leaves it
-// unknown, and after unresolvedAfter the payment is marked failed with an
-// error log naming payer and key, for the operator to check on chain.
-func (h *Handler) resolve(ctx context.Context, p store.Payment) (fate, *x402.SettleResponse) {
+// resolve finds out what became of a settling payment. asked is true when
+// its client retried with it: the client still wants the scan, so a payment
+// that was never sent may be sent now.
+//
+// With a chain RPC the chain answers (chain.go's FindPayment): landed,
+// never landed (released), or not yet known. Without one, or when the
+// chain does not know yet and the client asked, the facilitator is asked
+// to settle it again: the same signed transaction, which the chain runs at
+// most once, so a payment that landed is not charged twice and one that was
+// never sent is sent now. A facilitator that cannot tell leaves it unknown,
+// and after unresolvedAfter the payment is marked failed with an error log
+// naming payer and key, for the operator to check on chain.
+func (h *Handler) resolve(ctx context.Context, p store.Payment, asked bool) (fate, *x402.SettleResponse) {
 	if sr, ok := h.store.unrecorded.get(p.Key); ok {
 		return fateLanded, sr
 	}
@@ -58,14 +64,24 @@ func (h *Handler) resolve(ctx context.Context, p store.Payment) (fate, *x402.Set
 		h.logger.Error("a payment in flight cannot be read back", zap.String("payment_key", p.Key), zap.Error(err))
 		return h.failed(ctx, p)
 	}
+	if h.chain != nil {
+		switch f, sr := h.onChain(ctx, p, payload); f {
+		case fateLanded, fateNever, fateFailed:
+			return f, sr
+		}
+		if !asked {
+			return fateUnknown, nil
+		}
+	}
 	sr, err := h.fac.Settle(ctx, payload, accepted)
 	switch {
 	case err != nil:
 		return fateUnknown, nil
 	case sr.Success:
 		return fateLanded, sr
-	case sr.ErrorReason == reasonSettlementPending || sr.ErrorReason == x402.ReasonDuplicateSettlement:
-		// In flight at the facilitator, or settled by it a moment ago.
+	case h.chain != nil || sr.ErrorReason == reasonSettlementPending || sr.ErrorReason == x402.ReasonDuplicateSettlement:
+		// In flight at the facilitator, or settled by it a moment ago;
+		// with a chain RPC, the chain will tell.
 		return fateUnknown, nil
 	}
 	if h.now().Sub(p.Since) < unresolvedAfter {
@@ -75,6 +91,38 @@ func (h *Handler) resolve(ctx context.Context, p store.Payment) (fate, *x402.Set
 		zap.String("payer", p.Row.Payer), zap.String("payment_key", p.Key),
 		zap.Time("since", p.Since), zap.String("reason", sr.ErrorReason))
 	return h.failed(ctx, p)
+}
+
+// onChain asks the chain about a payment.
+func (h *Handler) onChain(ctx context.Context, p store.Payment, payload *x402.PaymentPayload) (fate, *x402.SettleResponse) {
+	tx, source, err := x402.PaymentTransaction(payload)
+	if err != nil {
+		return fateUnknown, nil
+	}
+	f, err := h.chain.FindPayment(ctx, tx, source, p.Since)
+	if err != nil {
+		if ce := h.logger.Check(zapcore.DebugLevel, "asking the chain about a payment in flight"); ce != nil {
+			ce.Write(zap.String("payment_key", p.Key), zap.Error(err))
+		}
+		return fateUnknown, nil
+	}
+	switch f.State {
+	case x402.PaymentLanded:
+		if !f.Succeeded {
+			// It ran and failed: no tokens moved, and it cannot run again.
+			return h.failed(ctx, p)
+		}
+		return fateLanded, &x402.SettleResponse{Success: true, Transaction: f.Signature,
+			Network: h.network.CAIP2, Payer: p.Row.Payer}
+	case x402.PaymentNeverLanded:
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer cancel()
+		if err := h.store.Release(ctx, p.Key); err != nil {
+			return fateUnknown, nil
+		}
+		return fateNever, nil
+	}
+	return fateUnknown, nil
 }
 
 func (h *Handler) failed(ctx context.Context, p store.Payment) (fate, *x402.SettleResponse) {
@@ -125,7 +173,7 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 		if !h.store.inflight.claim(p.Key) {
 			continue // its request is still here
 		}
-		switch fate, sr := h.resolve(ctx, p); fate {
+		switch fate, sr := h.resolve(ctx, p, false); fate {
 		case fateLanded:
 			row := p.Row
 			row.Payer = nonEmpty(sr.Payer, row.Payer)

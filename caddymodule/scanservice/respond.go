@@ -16,6 +16,7 @@ const (
 	codeUnsupportedEncoding = "unsupported_encoding"
 	codeTextTooLarge        = "text_too_large"
 	codeInvalidCaller       = "invalid_caller"
+	codeInvalidSignIn       = "invalid_sign_in"
 	codeRateLimited         = "rate_limited"
 	codeMethodNotAllowed    = "method_not_allowed"
 	codeInvalidPayment      = "invalid_payment"

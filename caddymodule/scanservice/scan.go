@@ -8,7 +8,6 @@
 package scanservice
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,13 +17,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
 	"github.com/promptwall/promptwall/engine"
@@ -72,6 +69,16 @@ type Handler struct {
 	// when first needed, and cached for ten minutes.
 	FeePayer string `json:"fee_payer,omitempty"`
 
+	// RPC is a Solana JSON-RPC endpoint of the network, read (never sent
+	// to) to learn the fate of a payment whose settlement was in flight
+	// when the server stopped: it finds the transaction by its message at
+	// finalized commitment, or proves it can no longer land. Without it
+	// such a payment is settled again through the facilitator, which may
+	// not be able to tell; then it is marked failed after 15 minutes and
+	// logged for the operator. Placeholders such as {env.SOLANA_RPC} are
+	// replaced at start. Default: none. Recommended for every paid service.
+	RPC string `json:"rpc,omitempty"`
+
 	// Price of one scan in US dollars, as a decimal string paid in USDC
 	// (6 decimals). Default "0.01".
 	Price string `json:"price,omitempty"`
@@ -88,6 +95,18 @@ type Handler struct {
 	// caller wallet. Default 5s; a negative duration means none.
 	PrecheckInterval caddy.Duration `json:"precheck_interval,omitempty"`
 
+	// PrecheckAddressDailyLimit is how many free pre-checks one client
+	// address gets per UTC day, whatever wallets it names: an IPv4
+	// address, or an IPv6 /64. The address is Caddy's client IP, so
+	// behind a proxy list it in the server's trusted_proxies. Default
+	// 1000; -1 means no address limit.
+	PrecheckAddressDailyLimit int `json:"precheck_address_daily_limit,omitempty"`
+
+	// PrecheckSignIn lets callers prove their wallet with x402's
+	// sign-in-with-x (Solana ed25519): a proven pre-check counts against
+	// the wallet alone, not its address. Default: off.
+	PrecheckSignIn *SignInConfig `json:"precheck_sign_in,omitempty"`
+
 	// Store holds the ledger, the pre-check counters and the used payment
 	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
 	Store *store.Config `json:"store,omitempty"`
@@ -95,16 +114,24 @@ type Handler struct {
 	// Rulebook is a rulebook file. Default: the embedded published v1.
 	Rulebook string `json:"rulebook,omitempty"`
 
+	// CORSOrigins are the origins whose pages may call the service from a
+	// browser: "*" for any, or a list such as ["https://app.example.com"].
+	// Default ["*"] (cors.go says why).
+	CORSOrigins []string `json:"cors_origins,omitempty"`
+
 	engine      *enginepool.Handle
 	rulesETag   string
 	store       *sharedStore
 	holders     *users // the config and the requests in flight that hold engine and store
 	fac         *x402.Facilitator
+	chain       *x402.ChainClient // nil without RPC
 	network     x402.Network
 	amount      string // price in USDC units, e.g. "10000"
 	amountUnits uint64
 	limit       int
 	interval    time.Duration
+	addrLimit   int     // 0: no address limit
+	signIn      *signIn // nil: sign-in is off
 	feePayers   *feePayerCache
 	mcpServer   *mcp.Server
 	metrics     *metrics
@@ -194,6 +221,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	default:
 		h.interval = time.Duration(h.PrecheckInterval)
 	}
+	h.addrLimit = dailyLimit(h.PrecheckAddressDailyLimit, DefaultPrecheckAddressDailyLimit)
+	if h.signIn, err = newSignIn(h.PrecheckSignIn, h.network, repl); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
 
 	if h.Facilitator != nil && h.Facilitator.URL != "" {
 		hdr := http.Header{}
@@ -209,6 +240,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			Timeout:       time.Duration(h.Facilitator.Timeout),
 			SettleTimeout: time.Duration(h.Facilitator.SettleTimeout),
 		}
+	}
+
+	if h.RPC = repl.ReplaceAll(h.RPC, ""); h.RPC != "" {
+		h.chain = &x402.ChainClient{URL: h.RPC, Client: &http.Client{}}
 	}
 
 	if h.engine, err = enginepool.Load(h.Rulebook); err != nil {
@@ -268,8 +303,16 @@ func (h *Handler) Validate() error {
 	if h.PayTo != "" && !isAddress(h.PayTo) {
 		return fmt.Errorf("prompt_scan: pay_to %q is not a Solana address (base58, 32 bytes)", h.PayTo)
 	}
+	if err := checkCORSOrigins(h.CORSOrigins); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
 	if h.FeePayer != "" && !isAddress(h.FeePayer) {
 		return fmt.Errorf("prompt_scan: fee_payer %q is not a Solana address (base58, 32 bytes)", h.FeePayer)
+	}
+	if h.RPC != "" {
+		if u, err := url.Parse(h.RPC); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("prompt_scan: rpc %q is not an http(s) URL", h.RPC)
+		}
 	}
 	if h.fac != nil {
 		u, err := url.Parse(h.fac.URL)
@@ -312,6 +355,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	sw := &statusWriter{ResponseWriter: w}
+	if h.cors(sw, r, endpointMethods[endpoint]) { // a preflight, answered
+		h.metrics.request(endpoint, sw.status())
+		return nil
+	}
 	if h.holders == nil || !h.holders.acquire() {
 		// The config is gone (a request that arrives after its cleanup).
 		writeError(sw, http.StatusServiceUnavailable, codeStoreUnavailable, "the service is reloading; retry")
@@ -336,75 +383,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // lastSegment is the part of p after its last slash.
 func lastSegment(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
-}
-
-// prune drops pre-check counters of wallets idle for two days, hourly,
-// until the config is unloaded. Counters are only needed for today's limit
-// and the interval, so nothing still in force is lost. The store is passed
-// in because Cleanup clears h.store while this may still be running.
-func (h *Handler) prune(ctx context.Context, st store.Store) {
-	every := h.pruneEvery
-	if every <= 0 {
-		every = time.Hour
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		keep := max(48*time.Hour, h.interval)
-		n, err := st.Prune(ctx, h.now().Add(-keep))
-		if err != nil && ctx.Err() == nil {
-			h.logger.Error("pruning pre-check counters", zap.Error(err))
-		} else if n > 0 {
-			if ce := h.logger.Check(zapcore.DebugLevel, "pruned pre-check counters"); ce != nil {
-				ce.Write(zap.Int64("deleted", n))
-			}
-		}
-	}
-}
-
-// feePayerCache remembers the facilitator's fee payer for a while, so the
-// common 402 answer needs no facilitator call.
-type feePayerCache struct {
-	mu      sync.Mutex
-	value   string
-	fetched time.Time
-}
-
-const feePayerTTL = 10 * time.Minute
-
-// feePayer returns the configured fee payer or the facilitator's one for
-// the network. An error means the facilitator could not say (503).
-func (h *Handler) feePayer(ctx context.Context) (string, error) {
-	if h.FeePayer != "" {
-		return h.FeePayer, nil
-	}
-	c := h.feePayers
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := h.now()
-	if c.value != "" && now.Sub(c.fetched) < feePayerTTL {
-		return c.value, nil
-	}
-	fp, err := h.fac.FeePayer(ctx, h.network.CAIP2)
-	if err != nil {
-		if c.value != "" {
-			// A facilitator that is briefly down must not stop 402
-			// answers: a stale fee payer is still the likely one, and
-			// verify will tell if it is not. Ask again in a minute,
-			// not on every request, so a hanging facilitator does not
-			// slow every 402 down by its timeout.
-			c.fetched = now.Add(time.Minute - feePayerTTL)
-			return c.value, nil
-		}
-		return "", fmt.Errorf("asking the facilitator for its fee payer: %w", err)
-	}
-	c.value, c.fetched = fp, now
-	return fp, nil
 }
 
 // scan runs the engine on a text already within the caps.

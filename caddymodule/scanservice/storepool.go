@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/store"
 )
@@ -24,6 +26,7 @@ type pooledStore struct {
 	inflight   *inflight   // payments a request or reconciliation is handling
 	unrecorded *unrecorded // landed payments whose ledger row is not written yet
 	deliveries *deliveries // delivered payments whose mark is not written yet
+	replays    *replays    // what recovers a lost answer by payment-identifier
 	stop       context.CancelFunc
 }
 
@@ -31,7 +34,7 @@ type pooledStore struct {
 // last handler using it is cleaned up.
 func (p *pooledStore) Destruct() error {
 	p.stop()
-	p.deliveries.flush(context.Background(), p.Store)
+	p.deliveries.flush(context.Background(), p.Store, time.Now())
 	return p.Store.Close()
 }
 
@@ -59,7 +62,7 @@ func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sha
 		// until the store closes.
 		bg, stop := context.WithCancel(context.Background())
 		p := &pooledStore{Store: s, inflight: new(inflight), unrecorded: new(unrecorded),
-			deliveries: newDeliveries(logger), stop: stop}
+			deliveries: newDeliveries(logger), replays: newReplays(), stop: stop}
 		go p.deliveries.run(bg, s)
 		return p, nil
 	})
@@ -73,4 +76,33 @@ func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sha
 func (s *sharedStore) release() error {
 	_, err := stores.Delete(s.key)
 	return err
+}
+
+// prune drops pre-check counters of wallets idle for two days, hourly,
+// until the config is unloaded. Counters are only needed for today's limit
+// and the interval, so nothing still in force is lost. The store is passed
+// in because Cleanup clears h.store while this may still be running.
+func (h *Handler) prune(ctx context.Context, st store.Store) {
+	every := h.pruneEvery
+	if every <= 0 {
+		every = time.Hour
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		keep := max(48*time.Hour, h.interval)
+		n, err := st.Prune(ctx, h.now().Add(-keep))
+		if err != nil && ctx.Err() == nil {
+			h.logger.Error("pruning pre-check counters", zap.Error(err))
+		} else if n > 0 {
+			if ce := h.logger.Check(zapcore.DebugLevel, "pruned pre-check counters"); ce != nil {
+				ce.Write(zap.Int64("deleted", n))
+			}
+		}
+	}
 }

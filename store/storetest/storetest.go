@@ -28,6 +28,8 @@ func Run(t *testing.T, fresh Fresh) {
 	t.Run("PrecheckDailyLimit", func(t *testing.T) { testPrecheckDaily(t, fresh) })
 	t.Run("PrecheckInterval", func(t *testing.T) { testPrecheckInterval(t, fresh) })
 	t.Run("PrecheckWalletsIndependent", func(t *testing.T) { testPrecheckWallets(t, fresh) })
+	t.Run("PrecheckAllOrNothing", func(t *testing.T) { testPrecheckAllOrNothing(t, fresh) })
+	t.Run("PrecheckAllConcurrentSharedCounter", func(t *testing.T) { testPrecheckAllConcurrent(t, fresh) })
 	t.Run("ReserveOnce", func(t *testing.T) { testReserve(t, fresh) })
 	t.Run("ReserveIdent", func(t *testing.T) { testReserveIdent(t, fresh) })
 	t.Run("SettleOnce", func(t *testing.T) { testSettleOnce(t, fresh) })
