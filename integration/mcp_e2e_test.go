@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/promptwall/promptwall/engine"
@@ -50,7 +49,7 @@ func paymentRequiredIn(t *testing.T, what string, r *mcpToolResult) x402.Payment
 	if err := json.Unmarshal(r.StructuredContent, &pr); err != nil || pr.X402Version != 2 {
 		t.Fatalf("%s: structuredContent %s", what, r.StructuredContent)
 	}
-	if strings.Contains(string(r.StructuredContent), "verdict") {
+	if givesResultAway(r.StructuredContent) {
 		t.Fatalf("%s gives the verdict away", what)
 	}
 	return pr

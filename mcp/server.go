@@ -57,10 +57,10 @@ type Server struct {
 	// error. Default DefaultMaxDepth.
 	MaxDepth int
 	// AllowedOrigins are origins (scheme://host[:port]) whose browser
-	// pages may call the endpoint besides its own; a request with any
-	// other Origin is refused with 403, as the transport asks against
-	// DNS rebinding. Requests without an Origin (non-browser clients) are
-	// always served.
+	// pages may call the endpoint besides its own, or "*" for every one;
+	// a request with any other Origin is refused with 403, as the
+	// transport asks against DNS rebinding. Requests without an Origin
+	// (non-browser clients) are always served.
 	AllowedOrigins []string
 	// OnError, if set, is told of errors tools returned that were
 	// answered as internal errors, for logging.
@@ -167,7 +167,7 @@ func (s *Server) originAllowed(r *http.Request) bool {
 	if origin == "" {
 		return true
 	}
-	if slices.Contains(s.AllowedOrigins, origin) {
+	if slices.Contains(s.AllowedOrigins, "*") || slices.Contains(s.AllowedOrigins, origin) {
 		return true
 	}
 	u, err := url.Parse(origin)

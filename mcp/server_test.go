@@ -160,11 +160,22 @@ func TestServeHTTP(t *testing.T) {
 		{"allowed origin", exchange{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, header: map[string]string{"Origin": "https://app.example"}},
 			200, `{"jsonrpc":"2.0","id":2,"result":{}}`},
 	}
+	anyOrigin := map[string]bool{"any origin allowed": true}
+	tests = append(tests, struct {
+		name   string
+		ex     exchange
+		status int
+		want   string
+	}{"any origin allowed", exchange{body: `{"jsonrpc":"2.0","id":2,"method":"ping"}`, header: map[string]string{"Origin": "http://evil.example"}},
+		200, `{"jsonrpc":"2.0","id":2,"result":{}}`})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var errs []string
 			s := testServer(&errs)
 			s.AllowedOrigins = []string{"https://app.example"}
+			if anyOrigin[tt.name] {
+				s.AllowedOrigins = []string{"*"}
+			}
 			w := s.exchange(t, tt.ex)
 			body, _ := io.ReadAll(w.Body)
 			if w.Code != tt.status || string(body) != tt.want {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/promptwall/promptwall/mcp"
 	"github.com/promptwall/promptwall/x402"
 )
 
@@ -25,9 +26,10 @@ const corsMaxAge = 7200
 // 402 that tells it version 2 is needed rather than a CORS failure, and
 // Access-Control-Expose-Headers, which @x402/fetch sets on its paid retry
 // (a response header sent as a request header: without it here, the
-// browser's preflight of the payment fails).
+// browser's preflight of the payment fails), and the MCP revision header
+// an MCP client sends after initialize.
 var corsAllowHeaders = strings.Join([]string{"Content-Type", x402.HeaderPaymentSignature, headerXPayment,
-	"Access-Control-Expose-Headers"}, ", ")
+	"Access-Control-Expose-Headers", mcp.HeaderProtocolVersion}, ", ")
 
 // corsExposeHeaders are the answer headers a page may read.
 var corsExposeHeaders = x402.HeaderPaymentRequired + ", " + x402.HeaderPaymentResponse
@@ -103,4 +105,5 @@ var endpointMethods = map[string]string{
 	"rules":    "GET, HEAD, OPTIONS",
 	"precheck": "POST, OPTIONS",
 	"scan":     "POST, OPTIONS",
+	"mcp":      "POST, OPTIONS",
 }

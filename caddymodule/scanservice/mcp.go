@@ -16,9 +16,11 @@ package scanservice
 //  1. The client calls scan_text with arguments {"text"} and no payment.
 //     The text is checked as /scan checks it; nothing is scanned. The
 //     answer is the 402 equivalent, a tool result with isError true whose
-//     structuredContent is the x402 v2 PaymentRequired document (the same
-//     one /scan sends in PAYMENT-REQUIRED, its error field saying why) and
-//     whose content[0].text is that document as JSON text.
+//     structuredContent is the x402 v2 PaymentRequired document (the one
+//     /scan sends in PAYMENT-REQUIRED, its error field saying why, but with
+//     the MCP endpoint as resource and the bazaar extension describing the
+//     scan_text tool) and whose content[0].text is that document as JSON
+//     text.
 //  2. The client builds a PaymentPayload for one of accepts (exact scheme,
 //     a signed Solana USDC transfer) and calls scan_text again with the
 //     same arguments and params._meta["x402/payment"] holding the
@@ -89,6 +91,12 @@ const (
 // header's worth; the rest is the JSON-RPC envelope.
 const mcpMaxBodyBytes = MaxBodyBytes + x402.MaxPaymentHeaderBytes + 4096
 
+// scanToolInput is scan_text's inputSchema, in tools/list and in the
+// offer's bazaar description.
+var scanToolInput = json.RawMessage(`{"type":"object","properties":{` +
+	`"text":{"type":"string","maxLength":8000,"description":"the text to scan, at most 8000 UTF-16 units"}},` +
+	`"required":["text"]}`)
+
 // newMCPServer is the endpoint's server and tool table for this config.
 func (h *Handler) newMCPServer() *mcp.Server {
 	price := fmt.Sprintf("%s USD in USDC on %s", h.Price, h.Network)
@@ -102,6 +110,8 @@ func (h *Handler) newMCPServer() *mcp.Server {
 			"precheck_text gives the verdict free, a limited number of times per wallet; " +
 			"scan_text gives the full result and is paid with x402 (" + price + ").",
 		MaxBodyBytes: mcpMaxBodyBytes,
+		// The pages cors_origins lets call /scan may call the tools.
+		AllowedOrigins: h.corsOrigins(),
 		OnError: func(tool string, err error) {
 			h.logger.Error("mcp tool failed", zap.String("tool", tool), zap.Error(err))
 		},
@@ -123,10 +133,8 @@ func (h *Handler) newMCPServer() *mcp.Server {
 				Description: "Full prompt-injection scan of a text: verdict, score, matched rules and spans, category counts. " +
 					"Costs " + price + ", paid with x402: call without payment to get the payment requirements, " +
 					`then again with the PaymentPayload in _meta["x402/payment"].`,
-				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-					`"text":{"type":"string","maxLength":8000,"description":"the text to scan, at most 8000 UTF-16 units"}},` +
-					`"required":["text"]}`),
-				Call: h.scanTool,
+				InputSchema: scanToolInput,
+				Call:        h.scanTool,
 			},
 		},
 	}
@@ -203,6 +211,9 @@ func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mc
 		h.logger.Warn("facilitator unavailable", zap.String("while", "building the payment requirements"), zap.Error(err))
 		return errorResult(codeFacilitatorUnavail, "the payment facilitator is unavailable; no payment was taken, try again shortly"), nil
 	}
+	if err := h.mcpOffer(&offer); err != nil {
+		return nil, err
+	}
 	if sig == "" {
 		h.metrics.payment(outcomeRequired)
 		return paymentRequiredResult(offer, `_meta["x402/payment"] is required`)
@@ -210,33 +221,52 @@ func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mc
 	return h.toolAnswer(offer, h.paidScan(pctx, offer, sig, req.Text))
 }
 
-// toolAnswer renders a paid scan's answer as scan_text gives it.
-func (h *Handler) toolAnswer(offer x402.PaymentRequired, a answer) (*mcp.Result, error) {
-	var res *mcp.Result
-	var err error
-	switch {
-	case a.status == http.StatusOK:
-		if res, err = jsonResult(scanResponse{RulesID: h.rulesID(), Result: *a.result}); err != nil {
-			h.sent(a, false)
-			return nil, err
-		}
-		res.Sent = func(ok bool) { h.sent(a, ok) }
-	case a.status == http.StatusPaymentRequired:
-		res, err = paymentRequiredResult(offer, a.reason)
-	case a.status == http.StatusBadRequest && a.code == codeInvalidPayment:
-		// Not a payment at all: the x402 binding answers an unusable
-		// payment with the requirements, so the client can pay afresh.
-		res, err = paymentRequiredResult(offer, codeInvalidPayment+": "+a.message)
-	default:
-		res = errorResult(a.code, a.message)
-	}
+// mcpOffer replaces the offer's bazaar description of POST /scan with
+// that of the scan_text tool (bazaar.md, input type "mcp"): a catalog
+// must list the tool, not a JSON body POSTed to the MCP endpoint.
+func (h *Handler) mcpOffer(offer *x402.PaymentRequired) error {
+	example, err := scanOutputExample(h.rulesID())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if a.settle != nil {
-		res.Meta = map[string]any{metaPaymentResponse: a.settle}
+	type obj = map[string]any
+	bazaar, err := json.Marshal(obj{
+		"info": obj{
+			"input": obj{"type": "mcp", "toolName": "scan_text", "transport": "streamable-http",
+				"inputSchema": scanToolInput, "example": scanBodyExample},
+			"output": obj{"type": "json", "example": example},
+		},
+		"schema": obj{
+			"$schema": "https://json-schema.org/draft/2020-12/schema",
+			"type":    "object",
+			"properties": obj{
+				"input": obj{
+					"type": "object",
+					"properties": obj{
+						"type":        obj{"type": "string", "const": "mcp"},
+						"toolName":    obj{"type": "string"},
+						"description": obj{"type": "string"},
+						"transport":   obj{"type": "string", "enum": []string{"streamable-http", "sse"}},
+						"inputSchema": obj{"type": "object"},
+						"example":     obj{"type": "object"},
+					},
+					"required":             []string{"type", "toolName", "inputSchema"},
+					"additionalProperties": false,
+				},
+				"output": obj{"type": "object", "properties": obj{"type": obj{"type": "string"}, "example": obj{}},
+					"required": []string{"type"}},
+			},
+			"required": []string{"input"},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("building the bazaar extension of scan_text: %w", err)
 	}
-	return res, nil
+	if offer.Extensions == nil {
+		offer.Extensions = map[string]json.RawMessage{}
+	}
+	offer.Extensions[x402.ExtensionBazaar] = bazaar
+	return nil
 }
 
 var errNoRequest = errors.New("no HTTP request in the tool call's context")
@@ -271,81 +301,4 @@ func innerRequest(ctx context.Context, outer *http.Request, body json.RawMessage
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength, r.TransferEncoding, r.GetBody = int64(len(body)), nil, nil
 	return r
-}
-
-// jsonResult is a successful tool result: v as structured content and as
-// JSON text.
-func jsonResult(v any) (*mcp.Result, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding a tool result: %w", err)
-	}
-	return &mcp.Result{Content: []mcp.Content{mcp.TextContent(string(b))}, StructuredContent: json.RawMessage(b)}, nil
-}
-
-// errorResult is a failed tool result in the endpoints' error shape: the
-// body {"error": {"code", "message"}} as structured content, the message
-// as text.
-func errorResult(code, message string) *mcp.Result {
-	return &mcp.Result{
-		IsError:           true,
-		Content:           []mcp.Content{mcp.TextContent(message)},
-		StructuredContent: apiError{errorBody{Code: code, Message: message}},
-	}
-}
-
-// paymentRequiredResult is the x402 tool-result binding's payment
-// required: isError, the offer with reason as its error, as structured
-// content and as JSON text.
-func paymentRequiredResult(offer x402.PaymentRequired, reason string) (*mcp.Result, error) {
-	offer.Error = reason
-	b, err := json.Marshal(offer)
-	if err != nil {
-		return nil, fmt.Errorf("encoding payment requirements: %w", err)
-	}
-	return &mcp.Result{
-		IsError:           true,
-		Content:           []mcp.Content{mcp.TextContent(string(b))},
-		StructuredContent: json.RawMessage(b),
-	}, nil
-}
-
-// capture is an in-memory HTTP response, of servePrecheck or of the body
-// checks.
-type capture struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func newCapture() *capture { return &capture{header: http.Header{}} }
-
-func (c *capture) Header() http.Header { return c.header }
-
-func (c *capture) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-}
-
-func (c *capture) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	c.body = append(c.body, b...)
-	return len(b), nil
-}
-
-// json is the body without writeJSON's final newline.
-func (c *capture) json() json.RawMessage { return bytes.TrimRight(c.body, "\n") }
-
-// errorResult is the captured error answer as a failed tool result: its
-// body (with retry_after when rate limited) as structured content, its
-// message as text.
-func (c *capture) errorResult() *mcp.Result {
-	var e apiError
-	if json.Unmarshal(c.body, &e) != nil || e.Error.Message == "" {
-		return errorResult("internal", http.StatusText(c.status))
-	}
-	return &mcp.Result{IsError: true, Content: []mcp.Content{mcp.TextContent(e.Error.Message)}, StructuredContent: c.json()}
 }

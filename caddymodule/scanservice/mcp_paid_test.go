@@ -25,6 +25,22 @@ func TestMCPPaidScan(t *testing.T) {
 	if pr.Resource.URL != "http://scan.example/v1/mcp" {
 		t.Fatalf("resource %q", pr.Resource.URL)
 	}
+	// The catalog entry is the tool, not a JSON POST to the endpoint.
+	var bazaar struct {
+		Info struct {
+			Input struct {
+				Type, ToolName string
+				InputSchema    json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal(pr.Extensions[x402.ExtensionBazaar], &bazaar); err != nil || bazaar.Info.Input.Type != "mcp" ||
+		bazaar.Info.Input.ToolName != "scan_text" || string(bazaar.Info.Input.InputSchema) != string(scanToolInput) {
+		t.Fatalf("bazaar %s", pr.Extensions[x402.ExtensionBazaar])
+	}
+	if _, ok := pr.Extensions[x402.ExtensionPaymentIdentifier]; !ok {
+		t.Fatalf("no payment-identifier extension: %v", pr.Extensions)
+	}
 	if f.count("/verify")+f.count("/settle") != 0 {
 		t.Fatal("an unpaid call reached the facilitator")
 	}

@@ -206,3 +206,40 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Fatalf("requests_total{mcp,200} grew by %v, want 1", got)
 	}
 }
+
+func TestMCPFromBrowsers(t *testing.T) {
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	tests := []struct {
+		name    string
+		origins []string
+		method  string
+		origin  string
+		status  int
+		allowed string // Access-Control-Allow-Origin
+	}{
+		{"preflight, any origin", nil, http.MethodOptions, "https://app.example", http.StatusNoContent, "*"},
+		{"call, any origin", nil, http.MethodPost, "https://app.example", http.StatusOK, "*"},
+		{"preflight, listed origin", []string{"https://app.example"}, http.MethodOptions, "https://app.example", http.StatusNoContent, "https://app.example"},
+		{"call, listed origin", []string{"https://app.example"}, http.MethodPost, "https://app.example", http.StatusOK, "https://app.example"},
+		{"call, other origin", []string{"https://app.example"}, http.MethodPost, "https://evil.example", http.StatusForbidden, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := newTestHandler(t, &Handler{Free: true, CORSOrigins: tt.origins})
+			hdr := http.Header{"Origin": {tt.origin}, "Content-Type": {"application/json"}}
+			body := ping
+			if tt.method == http.MethodOptions {
+				hdr.Set("Access-Control-Request-Method", "POST")
+				hdr.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
+				body = ""
+			}
+			w := th.do(t, tt.method, "http://scan.example/v1/mcp", body, hdr)
+			if w.Code != tt.status || w.Header().Get("Access-Control-Allow-Origin") != tt.allowed {
+				t.Fatalf("%d, Allow-Origin %q; want %d, %q", w.Code, w.Header().Get("Access-Control-Allow-Origin"), tt.status, tt.allowed)
+			}
+			if tt.method == http.MethodOptions && !strings.Contains(w.Header().Get("Access-Control-Allow-Headers"), "Mcp-Protocol-Version") {
+				t.Fatalf("Allow-Headers %q", w.Header().Get("Access-Control-Allow-Headers"))
+			}
+		})
+	}
+}
