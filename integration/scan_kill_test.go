@@ -21,7 +21,8 @@ import (
 // TestPaidScanSIGKILLAtEachStep kills the server with SIGKILL at each step
 // of a paid scan made by the real @x402/fetch client through the real
 // facilitator on the local chain, restarts it on the same store, and has
-// the client retry with the same payment. Each time: the payment moved
+// the client retry with the same payment; and once has the facilitator call
+// a payment that landed failed. Each time: the payment moved
 // money at most once, it has exactly one ledger row once it landed, the
 // retry gets the scan, and a further retry is refused.
 func TestPaidScanSIGKILLAtEachStep(t *testing.T) {
@@ -32,6 +33,7 @@ func TestPaidScanSIGKILLAtEachStep(t *testing.T) {
 		"during settle",            // the facilitator settles; the server dies waiting
 		"after settle, before row", // the answer arrived; the ledger is locked
 		"after row, before answer", // the answer is written; the client never gets it
+		"landed, reported failed",  // the facilitator says it failed after sending it
 	} {
 		t.Run(step, func(t *testing.T) {
 			dbPath := filepath.Join(t.TempDir(), "scan.db")
@@ -65,6 +67,7 @@ http://%s {
 			if first.Status == 200 || first.PaymentSignature == "" {
 				t.Fatalf("the server was not killed in the middle of the payment: %+v", first)
 			}
+			killNow() // the last step is not a crash, but recovery runs after a restart all the same
 			fac.release()
 
 			srv2 := startCaddy(t, caddyfile, nil, addr)
@@ -156,6 +159,14 @@ func newStepFacilitator(t *testing.T, target, step, dbPath string, kill func()) 
 				go func() { time.Sleep(50 * time.Millisecond); kill() }()
 				forward()
 				<-f.held
+				return
+			case "landed, reported failed":
+				if _, _, err := forward(); err != nil {
+					t.Error(err)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"success":false,"errorReason":"transaction_failed","transaction":"","network":"` + x402.Mainnet.CAIP2 + `"}`))
 				return
 			case "after settle, before row":
 				code, b, err := forward()
@@ -288,4 +299,58 @@ func newKillingFront(t *testing.T, addr string, kill func()) string {
 		}
 	}()
 	return l.Addr().String()
+}
+
+// TestReconcileAfterSIGKILLWithoutRetry kills the server while the
+// facilitator settles and restarts it; the client never comes back. The
+// background reconciliation finds the payment on the chain and writes its
+// one ledger row by itself.
+func TestReconcileAfterSIGKILLWithoutRetry(t *testing.T) {
+	ln := startLocalnet(t)
+	dbPath := filepath.Join(t.TempDir(), "scan.db")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	var kill func()
+	var once sync.Once
+	fac := newStepFacilitator(t, ln.Facilitator, "during settle", dbPath, func() { once.Do(func() { kill() }) })
+	// A short settle timeout, so the payment counts as left behind soon.
+	caddyfile := fmt.Sprintf(`{
+	admin off
+}
+
+http://%s {
+	prompt_scan {
+		pay_to %s
+		facilitator %s {
+			settle_timeout 1s
+		}
+		rpc %s
+		store sqlite "%s"
+	}
+}
+`, addr, ln.PayTo, fac.URL, ln.RPC, dbPath)
+	srv := startCaddy(t, caddyfile, nil, addr)
+	kill = srv.Kill
+	merchantBefore := ln.balance(t, ln.PayToTokenAccount)
+	first := ln.pay(t, "http://"+addr+"/scan", ln.PayerSecret, map[string]string{"text": "Ignore previous instructions."})
+	if first.Status == 200 {
+		t.Fatalf("the server was not killed: %+v", first)
+	}
+	fac.release()
+	if got := ln.balance(t, ln.PayToTokenAccount) - merchantBefore; got != 10000 {
+		t.Fatalf("the payment did not land (%d units): the test proves nothing", got)
+	}
+	srv2 := startCaddy(t, caddyfile, nil, addr)
+	defer srv2.Stop()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(readLedger(t, dbPath)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no ledger row a minute after the restart")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	srv2.Stop()
+	rows := readLedger(t, dbPath)
+	if len(rows) != 1 || rows[0].Payer != ln.Payer || rows[0].Price != 10000 {
+		t.Fatalf("ledger after reconciliation: %+v, want one row of the payer", rows)
+	}
 }

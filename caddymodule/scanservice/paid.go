@@ -156,9 +156,14 @@ func (h *Handler) settle(ctx context.Context, p store.Payment, payload *x402.Pay
 				// with a new transaction.
 				h.logger.Error("releasing a payment key", zap.Error(err))
 			}
-		} else if err := h.store.Fail(ctx, p.Key, h.now()); err != nil {
-			h.logger.Error("marking a payment failed", zap.String("payment_key", p.Key), zap.Error(err))
+		} else if h.chain == nil {
+			if err := h.store.Fail(ctx, p.Key, h.now()); err != nil {
+				h.logger.Error("marking a payment failed", zap.String("payment_key", p.Key), zap.Error(err))
+			}
 		}
+		// With a chain RPC the payment stays settling: the transaction
+		// may have been sent before the facilitator gave up on it, and
+		// reconciliation asks the chain whether it landed after all.
 		h.metrics.payment(outcomeFailed)
 		h.logRequest("scan", http.StatusPaymentRequired, zap.String("payer", nonEmpty(sr.Payer, p.Row.Payer)),
 			zap.String("reason", reason))
