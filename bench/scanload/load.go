@@ -52,6 +52,9 @@ type loader struct {
 	texts []text
 	conc  int
 	seq   atomic.Uint64 // numbers wallets, memos and texts across the run
+	// nonce keeps this run's wallets and payments apart from an earlier
+	// run's against the same store, which would refuse them as used.
+	nonce int64
 
 	mu       sync.Mutex
 	verdicts map[int]string // text index -> the verdict every answer gave it
@@ -99,14 +102,14 @@ func (l *loader) prepare(t *target, kind string, n int) ([]call, error) {
 		c := call{text: ti}
 		switch kind {
 		case kindPaid:
-			w := newWallet(fmt.Sprintf("scanload payer %d", seq))
-			h, err := t.pay.header(w, fmt.Sprintf("scanload %d", seq))
+			w := newWallet(fmt.Sprintf("scanload payer %d/%d", l.nonce, seq))
+			h, err := t.pay.header(w, fmt.Sprintf("scanload %d/%d", l.nonce, seq))
 			if err != nil {
 				return nil, err
 			}
 			c.body, c.payment = scanBody(l.texts[ti]), h
 		case kindPrecheck:
-			sum := sha256.Sum256(fmt.Appendf(nil, "scanload caller %d", seq))
+			sum := sha256.Sum256(fmt.Appendf(nil, "scanload caller %d/%d", l.nonce, seq))
 			c.body = precheckBody(l.texts[ti], x402.Base58Encode(sum[:]))
 		}
 		calls[i] = c

@@ -112,7 +112,7 @@ func load(args []string) error {
 	if err != nil {
 		return err
 	}
-	l := &loader{texts: texts, conc: *conc, verdicts: map[int]string{}}
+	l := &loader{texts: texts, conc: *conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano()}
 	var ts []*target
 	for i, name := range targetFlags.names {
 		u := strings.TrimRight(targetFlags.values[i], "/")

@@ -12,8 +12,8 @@ import (
 	"github.com/promptwall/promptwall/x402"
 )
 
-// wallet is an ed25519 key made from a seed, so a run's wallets are the
-// same every time and need no randomness.
+// wallet is an ed25519 key made from a seed: a load makes thousands, and
+// a seed naming each is all they need.
 type wallet struct {
 	key  ed25519.PrivateKey
 	pub  x402.PublicKey
