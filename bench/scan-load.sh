@@ -8,6 +8,9 @@
 # payment that passes the local checks, no chain) and two caddies, old and
 # new, each with one loopback site:
 #   prompt_scan { pay_to, facilitator, store sqlite <own temp dir> }
+# and, in a build that has it (probed with caddy adapt),
+# precheck_address_daily_limit unlimited: every request comes from one
+# address.
 # then scanload load sends each, in interleaved runs (the order alternating),
 # PAID paid scans (each by a fresh wallet with its own signed payment; the
 # 402 offer fetched once) and PRECHECKS pre-checks (each from a made-up
@@ -67,25 +70,40 @@ done
 pids+=($!)
 merchant=$("$tmp/scanload" address "scanload merchant")
 
+# site PORT STORE [LINE...] is the Caddyfile site of prompt_scan with the
+# extra option LINEs.
+site() {
+	local port=$1 store=$2 line
+	shift 2
+	printf 'http://127.0.0.1:%s {\n\tprompt_scan {\n' "$port"
+	printf '\t\tpay_to %s\n\t\tfacilitator http://127.0.0.1:%s\n\t\tstore sqlite "%s"\n' "$merchant" "$fac_port" "$store"
+	for line in "$@"; do printf '\t\t%s\n' "$line"; done
+	printf '\t}\n}\n'
+}
+
+# options BINARY prints the options this load needs that BINARY has: all
+# requests come from one address, so a per-address pre-check limit (builds
+# that have one) must be lifted. An option BINARY does not know fails its
+# adapter, and is left out.
+options() {
+	local opt='precheck_address_daily_limit unlimited'
+	site 1 "$stores/probe.db" "$opt" >"$tmp/Caddyfile.probe"
+	if "$1" adapt --config "$tmp/Caddyfile.probe" --adapter caddyfile >/dev/null 2>&1; then
+		echo "$opt"
+	fi
+}
+
 # start NAME BINARY PORT ADMIN_PORT runs BINARY with one prompt_scan site
 # and its own store, and leaves its pid in started.
 start() {
-	local name=$1 bin=$2 port=$3 admin=$4
+	local name=$1 bin=$2 port=$3 admin=$4 opts=() line
 	mkdir -p "$stores/$name"
-	cat >"$tmp/Caddyfile.$name" <<-CADDYFILE
-		{
-			admin 127.0.0.1:$admin
-			persist_config off
-		}
-
-		http://127.0.0.1:$port {
-			prompt_scan {
-				pay_to $merchant
-				facilitator http://127.0.0.1:$fac_port
-				store sqlite "$stores/$name/scan.db"
-			}
-		}
-	CADDYFILE
+	while IFS= read -r line; do opts+=("$line"); done < <(options "$bin")
+	echo "$name: prompt_scan with pay_to, facilitator, store sqlite${opts[*]:+, ${opts[*]}}"
+	{
+		printf '{\n\tadmin 127.0.0.1:%s\n\tpersist_config off\n}\n\n' "$admin"
+		site "$port" "$stores/$name/scan.db" ${opts[@]+"${opts[@]}"}
+	} >"$tmp/Caddyfile.$name"
 	XDG_DATA_HOME=$tmp/data.$name XDG_CONFIG_HOME=$tmp/config.$name \
 		"$bin" run --config "$tmp/Caddyfile.$name" --adapter caddyfile >"$tmp/$name.log" 2>&1 &
 	started=$!
