@@ -82,7 +82,8 @@ type SQLite struct {
 	wlock chan struct{}
 	// file is the database file as opened, to notice it being deleted or
 	// replaced under the running server.
-	file os.FileInfo
+	file  os.FileInfo
+	stmts sqliteStmts
 }
 
 // ErrFileGone is returned, wrapped, by every operation once the database
@@ -160,6 +161,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	s := &SQLite{db: db, path: abs, wlock: make(chan struct{}, 1), file: fi}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

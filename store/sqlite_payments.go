@@ -10,6 +10,35 @@ import (
 	"time"
 )
 
+// The statements of every paid scan, prepared once (prepareSQLite).
+const (
+	sqlReserve = `INSERT INTO payments
+		(key, reserved_at, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?) ON CONFLICT DO NOTHING`
+	sqlSettle = "UPDATE payments SET state = ?, tx = ?, since = ?, header = '', accepted = '' WHERE key = ? AND state = ?"
+	sqlLedger = "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)"
+)
+
+// sqliteStmts are the prepared statements of a paid scan: parsing them on
+// every call cost more than running them.
+type sqliteStmts struct {
+	reserve, settle, ledger *sql.Stmt
+}
+
+func (s *SQLite) prepare(ctx context.Context) error {
+	for _, st := range []struct {
+		to  **sql.Stmt
+		sql string
+	}{{&s.stmts.reserve, sqlReserve}, {&s.stmts.settle, sqlSettle}, {&s.stmts.ledger, sqlLedger}} {
+		stmt, err := s.db.PrepareContext(ctx, st.sql)
+		if err != nil {
+			return fmt.Errorf("store: preparing %s: %w", s.path, err)
+		}
+		*st.to = stmt
+	}
+	return nil
+}
+
 // paymentColumns are read by scanPayment, in this order.
 const paymentColumns = `key, COALESCE(ident, ''), state, header, accepted, payer, price, verdict, category_counts, tx, since`
 
@@ -31,9 +60,7 @@ func (s *SQLite) Reserve(ctx context.Context, p Payment, now time.Time) (Payment
 	if p.Ident != "" {
 		ident = p.Ident
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO payments
-		(key, reserved_at, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?) ON CONFLICT DO NOTHING`,
+	res, err := s.stmts.reserve.ExecContext(ctx,
 		p.Key, formatTime(now), ident, string(PaymentSettling), p.Header, p.Accepted, p.Row.Payer,
 		int64(p.Row.Price), p.Row.Verdict, counts, formatTime(now))
 	if err != nil {
@@ -101,7 +128,9 @@ func (s *SQLite) Settle(ctx context.Context, key, transaction string, row Ledger
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, "UPDATE payments SET state = ?, tx = ?, since = ? WHERE key = ? AND state = ?",
+	// The signed payment is needed only while it may have to be settled
+	// or found again: cleared here, rows stay small.
+	res, err := tx.StmtContext(ctx, s.stmts.settle).ExecContext(ctx,
 		string(PaymentSettled), transaction, formatTime(now), key, string(PaymentSettling))
 	if err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
@@ -111,7 +140,7 @@ func (s *SQLite) Settle(ctx context.Context, key, transaction string, row Ledger
 	} else if n == 0 {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)",
+	if _, err := tx.StmtContext(ctx, s.stmts.ledger).ExecContext(ctx,
 		row.Payer, formatTime(row.Time), int64(row.Price), row.Verdict, counts); err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
 	}
