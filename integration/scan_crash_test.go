@@ -52,7 +52,8 @@ http://%s {
 	// request it belongs to.
 	var (
 		mu      sync.Mutex
-		acked   = map[string]string{} // payer -> header
+		acked   = map[string]string{}    // payer -> header
+		ackedAt = map[string]time.Time{} // payer -> when its answer came
 		stopped = make(chan struct{})
 		wg      sync.WaitGroup
 	)
@@ -78,6 +79,7 @@ http://%s {
 				if code == 200 {
 					mu.Lock()
 					acked[p.addr] = h
+					ackedAt[p.addr] = time.Now()
 					mu.Unlock()
 				} else {
 					t.Errorf("paid scan answered %d", code)
@@ -93,12 +95,13 @@ http://%s {
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
-		if n >= 150 || time.Now().After(deadline) {
+		if n >= 600 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	killedAt := time.Now()
 	srv.Kill()
 	close(stopped)
 	wg.Wait()
@@ -135,25 +138,34 @@ http://%s {
 	}
 
 	// Restart on the same file: it opens after the crash, the payments
-	// used before it are still used, and new ones work. A payment is
-	// marked delivered just after its answer went out, so the answers
-	// whose marks were not written at the kill (the batch being written
-	// and those sent meanwhile: two per client at most) may be given once
-	// more on a retry: paid for, never free. Every other replay is refused.
+	// used before it are still used, and new ones work. A payment's
+	// delivery mark is written a short grace after its answer, so an
+	// answer given just before the kill may be given once more on a retry
+	// (paid for, never free); any answered longer before is refused.
 	srv2 := startCaddy(t, caddyfile, nil, addr)
 	again := 0
-	for _, h := range acked {
+	const window = 500 * time.Millisecond // the grace, a tick, and a loaded machine's delays
+	for payer, h := range acked {
 		status, hdr, _ = scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": h})
 		switch pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); {
 		case status == 200:
 			again++
+			if ago := killedAt.Sub(ackedAt[payer]); ago > window {
+				t.Errorf("a payment answered %v before the crash was given again after it", ago)
+			}
 		case status != 402 || pr == nil || pr.Error != "duplicate_settlement":
 			t.Fatalf("replay of a payment used before the crash: %d", status)
 		}
 	}
-	t.Logf("replays after the restart: %d of %d given again (answers in flight at the kill)", again, len(acked))
-	if again > 2*workers {
-		t.Fatalf("%d payments used before the crash were accepted after it; at most %d marks were unwritten", again, 2*workers)
+	t.Logf("replays after the restart: %d of %d given again (answered within %v of the kill)", again, len(acked), window)
+	old := 0
+	for _, at := range ackedAt {
+		if killedAt.Sub(at) > window {
+			old++
+		}
+	}
+	if old < 50 {
+		t.Fatalf("only %d payments were answered more than %v before the kill: the replay check proves little", old, window)
 	}
 	fresh := newGoPayer("after the crash")
 	if status, _, b := scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": fresh.header(t, offer, "fresh")}); status != 200 {

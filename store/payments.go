@@ -46,12 +46,14 @@ type Payment struct {
 	State PaymentState
 	// Header is the PAYMENT-SIGNATURE header as received: the payer's
 	// signed transaction, which settles or finds the payment again after
-	// a crash.
+	// a crash. Kept while settling only.
 	Header string
 	// Accepted is the JSON of the payment requirements it was checked
-	// against.
+	// against. Kept while settling only.
 	Accepted string
 	// Row is the ledger row its settlement writes; Row.Time is set then.
+	// Once delivered or failed only Row.Payer is kept (the ledger has the
+	// rest).
 	Row LedgerRow
 	// Transaction is the on-chain signature, once settled.
 	Transaction string

@@ -47,22 +47,31 @@ CREATE TABLE IF NOT EXISTS payments (
 ) WITHOUT ROWID;
 `
 
-// sqliteSchemaV2 makes the payments table a record of each payment's
-// state, so a crash in the middle of one can be reconciled. Keys used under
-// version 1 were answered or refused for good: they become delivered.
+// sqliteSchemaV2 adds what a crash in the middle of a payment needs to be
+// finished. Payments in flight (settling, or settled and not yet answered)
+// live in a table of their own, small and hot, with the signed payment and
+// the ledger row they will write; payments keeps one small row per used
+// key, as under version 1, and gains its outcome. Keys used under version 1
+// were answered or refused for good: they are paid.
 const sqliteSchemaV2 = `
-ALTER TABLE payments ADD COLUMN state TEXT NOT NULL DEFAULT 'delivered';
+ALTER TABLE payments ADD COLUMN state TEXT NOT NULL DEFAULT 'paid';
 ALTER TABLE payments ADD COLUMN ident TEXT;
-ALTER TABLE payments ADD COLUMN header TEXT NOT NULL DEFAULT '';
-ALTER TABLE payments ADD COLUMN accepted TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN payer TEXT NOT NULL DEFAULT '';
-ALTER TABLE payments ADD COLUMN price INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE payments ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
-ALTER TABLE payments ADD COLUMN category_counts TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE payments ADD COLUMN tx TEXT NOT NULL DEFAULT '';
-ALTER TABLE payments ADD COLUMN since TEXT NOT NULL DEFAULT '';
 CREATE UNIQUE INDEX payments_ident ON payments (ident) WHERE ident IS NOT NULL;
-CREATE INDEX payments_settling ON payments (since) WHERE state = 'settling';
+CREATE TABLE inflight (
+	key             TEXT    NOT NULL PRIMARY KEY,
+	ident           TEXT    UNIQUE,
+	state           TEXT    NOT NULL,
+	header          TEXT    NOT NULL,
+	accepted        TEXT    NOT NULL,
+	payer           TEXT    NOT NULL,
+	price           INTEGER NOT NULL,
+	verdict         TEXT    NOT NULL,
+	category_counts TEXT    NOT NULL,
+	tx              TEXT    NOT NULL,
+	since           TEXT    NOT NULL
+);
 PRAGMA user_version = 2;
 `
 
@@ -82,7 +91,8 @@ type SQLite struct {
 	wlock chan struct{}
 	// file is the database file as opened, to notice it being deleted or
 	// replaced under the running server.
-	file os.FileInfo
+	file  os.FileInfo
+	stmts sqliteStmts
 }
 
 // ErrFileGone is returned, wrapped, by every operation once the database
@@ -160,6 +170,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	s := &SQLite{db: db, path: abs, wlock: make(chan struct{}, 1), file: fi}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -10,11 +10,57 @@ import (
 	"time"
 )
 
-// paymentColumns are read by scanPayment, in this order.
-const paymentColumns = `key, COALESCE(ident, ''), state, header, accepted, payer, price, verdict, category_counts, tx, since`
+// How SQLite keeps payments (schema version 2). A payment in flight, from
+// its reservation until its answer went out, is a row of inflight, which
+// holds what finishing it after a crash needs: the signed payment, the
+// ledger row to write, the transaction once it landed. Settling it inserts
+// its small row into payments (every key used, for good) and its ledger row
+// in the same transaction; delivering it deletes its inflight row. So the
+// table that grows with every paid scan is written once per payment, as it
+// was before payments had states, and the one written three times stays as
+// small as the payments in flight.
+//
+// A key is used when it is in either table; Reserve inserts into inflight
+// only if payments does not hold it, and one statement does both, under
+// SQLite's single writer.
+const (
+	sqlReserve = `INSERT INTO inflight
+		(key, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
+		SELECT ?1, ?2, 'settling', ?3, ?4, ?5, ?6, ?7, ?8, '', ?9
+		WHERE NOT EXISTS (SELECT 1 FROM payments WHERE key = ?1 OR (?2 IS NOT NULL AND ident = ?2))
+		ON CONFLICT DO NOTHING`
+	sqlSettleInflight = `UPDATE inflight SET state = 'settled', tx = ?, since = ?, header = '', accepted = ''
+		WHERE key = ? AND state = 'settling' RETURNING ident, payer`
+	sqlSettleUsed = `INSERT INTO payments (key, reserved_at, state, ident, payer, tx) VALUES (?, ?, 'paid', ?, ?, ?)`
+	sqlLedger     = "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)"
+)
 
-// Reserve implements Store. The key is the primary key and the identifier
-// a unique index, so the insert either adds the row or changes nothing.
+// sqliteStmts are the prepared statements of a paid scan: parsing them on
+// every call cost more than running them.
+type sqliteStmts struct {
+	reserve, settleInflight, settleUsed, ledger *sql.Stmt
+}
+
+func (s *SQLite) prepare(ctx context.Context) error {
+	for _, st := range []struct {
+		to  **sql.Stmt
+		sql string
+	}{
+		{&s.stmts.reserve, sqlReserve},
+		{&s.stmts.settleInflight, sqlSettleInflight},
+		{&s.stmts.settleUsed, sqlSettleUsed},
+		{&s.stmts.ledger, sqlLedger},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, st.sql)
+		if err != nil {
+			return fmt.Errorf("store: preparing %s: %w", s.path, err)
+		}
+		*st.to = stmt
+	}
+	return nil
+}
+
+// Reserve implements Store.
 func (s *SQLite) Reserve(ctx context.Context, p Payment, now time.Time) (Payment, bool, error) {
 	counts, err := countsJSON(p.Row.CategoryCounts)
 	if err != nil {
@@ -31,10 +77,7 @@ func (s *SQLite) Reserve(ctx context.Context, p Payment, now time.Time) (Payment
 	if p.Ident != "" {
 		ident = p.Ident
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO payments
-		(key, reserved_at, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?) ON CONFLICT DO NOTHING`,
-		p.Key, formatTime(now), ident, string(PaymentSettling), p.Header, p.Accepted, p.Row.Payer,
+	res, err := s.stmts.reserve.ExecContext(ctx, p.Key, ident, p.Header, p.Accepted, p.Row.Payer,
 		int64(p.Row.Price), p.Row.Verdict, counts, formatTime(now))
 	if err != nil {
 		return Payment{}, false, fmt.Errorf("store: reserving a payment: %w", err)
@@ -46,11 +89,11 @@ func (s *SQLite) Reserve(ctx context.Context, p Payment, now time.Time) (Payment
 		return p, true, nil
 	}
 	// A conflict on the key or on the identifier: say which.
-	if got, ok, err := s.payment(ctx, "key = ?", p.Key); err != nil || ok {
+	if got, ok, err := s.lookup(ctx, "key", p.Key); err != nil || ok {
 		return got, false, err
 	}
 	if p.Ident != "" {
-		got, ok, err := s.payment(ctx, "ident = ?", p.Ident)
+		got, ok, err := s.lookup(ctx, "ident", p.Ident)
 		if err != nil {
 			return Payment{}, false, err
 		}
@@ -66,24 +109,43 @@ func (s *SQLite) Payment(ctx context.Context, key string) (Payment, bool, error)
 	if err := s.check(); err != nil {
 		return Payment{}, false, err
 	}
-	return s.payment(ctx, "key = ?", key)
+	return s.lookup(ctx, "key", key)
 }
 
-func (s *SQLite) payment(ctx context.Context, where string, arg string) (Payment, bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+paymentColumns+" FROM payments WHERE "+where, arg)
+// lookup finds a payment by key or ident: in flight, or done.
+func (s *SQLite) lookup(ctx context.Context, column, value string) (Payment, bool, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+inflightColumns+" FROM inflight WHERE "+column+" = ?", value)
 	if err != nil {
 		return Payment{}, false, fmt.Errorf("store: reading a payment: %w", err)
 	}
-	ps, err := scanPayments(rows)
-	if err != nil || len(ps) == 0 {
-		return Payment{}, false, err
+	ps, err := scanInflight(rows)
+	if err != nil || len(ps) > 0 {
+		if len(ps) == 0 {
+			return Payment{}, false, err
+		}
+		return ps[0], true, err
 	}
-	return ps[0], true, nil
+	var p Payment
+	var state, reserved string
+	err = s.db.QueryRowContext(ctx, "SELECT key, COALESCE(ident, ''), state, payer, tx, reserved_at FROM payments WHERE "+column+" = ?", value).
+		Scan(&p.Key, &p.Ident, &state, &p.Row.Payer, &p.Transaction, &reserved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Payment{}, false, nil
+	}
+	if err != nil {
+		return Payment{}, false, fmt.Errorf("store: reading a payment: %w", err)
+	}
+	p.State = PaymentDelivered
+	if state == "failed" {
+		p.State = PaymentFailed
+	}
+	p.Since, _ = time.Parse(ledgerTimeFormat, reserved)
+	return p, true, nil
 }
 
-// Settle implements Store: the state change and the ledger row are one
-// transaction, and the change is conditional on the state, so of two
-// servers settling one payment only the first writes a row.
+// Settle implements Store: the state change, the used key and the ledger
+// row are one transaction, and the change is conditional on the state, so
+// of two servers settling one payment only the first writes a row.
 func (s *SQLite) Settle(ctx context.Context, key, transaction string, row LedgerRow, now time.Time) (bool, error) {
 	counts, err := countsJSON(row.CategoryCounts)
 	if err != nil {
@@ -101,17 +163,19 @@ func (s *SQLite) Settle(ctx context.Context, key, transaction string, row Ledger
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, "UPDATE payments SET state = ?, tx = ?, since = ? WHERE key = ? AND state = ?",
-		string(PaymentSettled), transaction, formatTime(now), key, string(PaymentSettling))
+	var ident sql.NullString
+	var payer string
+	err = tx.StmtContext(ctx, s.stmts.settleInflight).QueryRowContext(ctx, transaction, formatTime(now), key).Scan(&ident, &payer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // not settling: settled by someone else, failed, or unknown
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	if _, err := tx.StmtContext(ctx, s.stmts.settleUsed).ExecContext(ctx, key, formatTime(now), ident, row.Payer, transaction); err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
-	} else if n == 0 {
-		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)",
+	if _, err := tx.StmtContext(ctx, s.stmts.ledger).ExecContext(ctx,
 		row.Payer, formatTime(row.Time), int64(row.Price), row.Verdict, counts); err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
 	}
@@ -121,7 +185,8 @@ func (s *SQLite) Settle(ctx context.Context, key, transaction string, row Ledger
 	return true, nil
 }
 
-// Deliver implements Store.
+// Deliver implements Store: a delivered payment leaves inflight, and its
+// used key stays in payments.
 func (s *SQLite) Deliver(ctx context.Context, now time.Time, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
@@ -135,16 +200,15 @@ func (s *SQLite) Deliver(ctx context.Context, now time.Time, keys ...string) err
 		return fmt.Errorf("store: marking payments delivered: %w", err)
 	}
 	defer tx.Rollback()
-	// At most 500 keys per statement: SQLite's default limit of bound
-	// parameters is far above that.
+	// At most 500 keys per statement, far below SQLite's limit of bound
+	// parameters.
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
-		args := make([]any, 0, n+3)
-		args = append(args, string(PaymentDelivered), formatTime(now), string(PaymentSettled))
+		args := make([]any, 0, n)
 		for _, k := range keys[:n] {
 			args = append(args, k)
 		}
-		q := "UPDATE payments SET state = ?, since = ? WHERE state = ? AND key IN (?" + strings.Repeat(", ?", n-1) + ")"
+		q := "DELETE FROM inflight WHERE state = 'settled' AND key IN (?" + strings.Repeat(", ?", n-1) + ")"
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("store: marking payments delivered: %w", err)
 		}
@@ -156,14 +220,32 @@ func (s *SQLite) Deliver(ctx context.Context, now time.Time, keys ...string) err
 	return nil
 }
 
-// Fail implements Store.
+// Fail implements Store: a settling payment leaves inflight, and its key is
+// used, as failed.
 func (s *SQLite) Fail(ctx context.Context, key string, now time.Time) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.unlock()
-	if _, err := s.db.ExecContext(ctx, "UPDATE payments SET state = ?, since = ? WHERE key = ? AND state = ?",
-		string(PaymentFailed), formatTime(now), key, string(PaymentSettling)); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: marking a payment failed: %w", err)
+	}
+	defer tx.Rollback()
+	var ident sql.NullString
+	var payer string
+	err = tx.QueryRowContext(ctx, "DELETE FROM inflight WHERE key = ? AND state = 'settling' RETURNING ident, payer", key).Scan(&ident, &payer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: marking a payment failed: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO payments (key, reserved_at, state, ident, payer, tx) VALUES (?, ?, 'failed', ?, ?, '')",
+		key, formatTime(now), ident, payer); err != nil {
+		return fmt.Errorf("store: marking a payment failed: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: marking a payment failed: %w", err)
 	}
 	return nil
@@ -176,27 +258,30 @@ func (s *SQLite) Release(ctx context.Context, key string) error {
 		return err
 	}
 	defer s.unlock()
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM payments WHERE key = ? AND state = ?", key, string(PaymentSettling)); err != nil {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM inflight WHERE key = ? AND state = 'settling'", key); err != nil {
 		return fmt.Errorf("store: releasing a payment: %w", err)
 	}
 	return nil
 }
 
-// Settling implements Store.
+// Settling implements Store. The table holds only the payments in flight,
+// so reading it whole is cheap.
 func (s *SQLite) Settling(ctx context.Context, before time.Time, limit int) ([]Payment, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+paymentColumns+
-		" FROM payments WHERE state = ? AND since < ? ORDER BY since LIMIT ?",
-		string(PaymentSettling), formatTime(before), limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+inflightColumns+
+		" FROM inflight WHERE state = 'settling' AND since < ? ORDER BY since LIMIT ?", formatTime(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading payments in flight: %w", err)
 	}
-	return scanPayments(rows)
+	return scanInflight(rows)
 }
 
-func scanPayments(rows *sql.Rows) ([]Payment, error) {
+// inflightColumns are read by scanInflight, in this order.
+const inflightColumns = `key, COALESCE(ident, ''), state, header, accepted, payer, price, verdict, category_counts, tx, since`
+
+func scanInflight(rows *sql.Rows) ([]Payment, error) {
 	defer rows.Close()
 	var out []Payment
 	for rows.Next() {
@@ -212,13 +297,11 @@ func scanPayments(rows *sql.Rows) ([]Payment, error) {
 		if err := json.Unmarshal([]byte(counts), &p.Row.CategoryCounts); err != nil {
 			return nil, fmt.Errorf("store: reading a payment: bad category_counts: %w", err)
 		}
-		if since != "" { // empty for keys used under schema version 1
-			t, err := time.Parse(ledgerTimeFormat, since)
-			if err != nil {
-				return nil, fmt.Errorf("store: reading a payment: bad time %q: %w", since, err)
-			}
-			p.Since = t
+		t, err := time.Parse(ledgerTimeFormat, since)
+		if err != nil {
+			return nil, fmt.Errorf("store: reading a payment: bad time %q: %w", since, err)
 		}
+		p.Since = t
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {

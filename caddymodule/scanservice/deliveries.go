@@ -15,7 +15,7 @@ import (
 // what was written to the socket, but not what the server had buffered;
 // and a mark written too early makes a lost answer unrecoverable, while one
 // written late only lets a retry have the scan once more.
-const deliveryGrace = 200 * time.Millisecond
+const deliveryGrace = 50 * time.Millisecond
 
 // deliveries marks settled payments delivered, deliveryGrace after their
 // answer was written: a crash between the ledger row and the answer leaves
@@ -98,7 +98,7 @@ func (d *deliveries) flush(ctx context.Context, st store.Store, before time.Time
 // run writes the marks as they come of age until ctx ends. The last flush
 // is the pooled store's, before it closes.
 func (d *deliveries) run(ctx context.Context, st store.Store) {
-	t := time.NewTicker(deliveryGrace)
+	t := time.NewTicker(deliveryGrace / 2)
 	defer t.Stop()
 	for {
 		select {

@@ -75,15 +75,35 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	// the payment has landed.
 	res := h.scan(text)
 
-	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	p, known, err := h.store.Payment(lctx, checked.Key)
-	cancel()
+	acc, err := json.Marshal(accepted)
 	if err != nil {
-		return h.storeDown(err)
+		return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
 	}
-	if known {
-		if a, done := h.again(ctx, p, ident, &res, text); done {
+	p := store.Payment{Key: checked.Key, Ident: ident, Header: header, Accepted: string(acc),
+		Row: store.LedgerRow{Payer: checked.Payer, Price: checked.Amount,
+			Verdict: string(res.Verdict), CategoryCounts: res.CategoryCounts}}
+	// Reserving first is also the lookup: a payment seen before (a
+	// retry, a replay, another server's) comes back as it is stored,
+	// before the facilitator is asked anything. One that never landed
+	// and never can is released by again, and reserved anew.
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		got, reserved, err := h.store.Reserve(rctx, p, h.now())
+		cancel()
+		switch {
+		case errors.Is(err, store.ErrIdentInUse):
+			return h.identConflict()
+		case err != nil:
+			return h.storeDown(err)
+		}
+		if reserved {
+			break
+		}
+		if a, done := h.again(ctx, got, ident, &res, text); done {
 			return a
+		}
+		if attempt > 0 {
+			return h.inProgress()
 		}
 	}
 
@@ -91,35 +111,26 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	if err != nil {
 		// Verify submits nothing: the payment cannot have been taken,
 		// so the client may use it again once the facilitator is back.
+		h.release(ctx, p.Key)
 		return h.facilitatorDown("verifying a payment", err)
 	}
 	if !vr.IsValid {
+		h.release(ctx, p.Key)
 		return h.refused(nonEmpty(vr.InvalidReason, "invalid_payment"))
 	}
-
-	acc, err := json.Marshal(accepted)
-	if err != nil {
-		return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
-	}
-	p = store.Payment{Key: checked.Key, Ident: ident, Header: header, Accepted: string(acc),
-		Row: store.LedgerRow{Payer: nonEmpty(vr.Payer, checked.Payer), Price: checked.Amount,
-			Verdict: string(res.Verdict), CategoryCounts: res.CategoryCounts}}
-	rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	got, reserved, err := h.store.Reserve(rctx, p, h.now())
-	cancel()
-	switch {
-	case errors.Is(err, store.ErrIdentInUse):
-		return h.identConflict()
-	case err != nil:
-		return h.storeDown(err)
-	case !reserved:
-		// Another server took it between the lookup and here.
-		if a, done := h.again(ctx, got, ident, &res, text); done {
-			return a
-		}
-		return h.inProgress()
-	}
+	p.Row.Payer = nonEmpty(vr.Payer, p.Row.Payer)
 	return h.settle(ctx, p, payload, accepted, &res, text)
+}
+
+// release frees a reserved payment that definitely was not sent. If that
+// fails the key stays used: the safe side, the client pays with a new
+// transaction.
+func (h *Handler) release(ctx context.Context, key string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := h.store.Release(ctx, key); err != nil {
+		h.logger.Error("releasing a payment key", zap.Error(err))
+	}
 }
 
 // settle has the facilitator settle a reserved payment and finishes it.
@@ -151,11 +162,7 @@ func (h *Handler) settle(ctx context.Context, p store.Payment, payload *x402.Pay
 		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 		defer cancel()
 		if settleFailedBeforeSending(reason) {
-			if err := h.store.Release(ctx, p.Key); err != nil {
-				// The key stays used: the safe side, the client pays
-				// with a new transaction.
-				h.logger.Error("releasing a payment key", zap.Error(err))
-			}
+			h.release(ctx, p.Key)
 		} else if h.chain == nil {
 			if err := h.store.Fail(ctx, p.Key, h.now()); err != nil {
 				h.logger.Error("marking a payment failed", zap.String("payment_key", p.Key), zap.Error(err))

@@ -100,10 +100,6 @@ func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequi
 	if err != nil {
 		return x402.PaymentRequired{}, fmt.Errorf("the facilitator's fee payer is unusable: %w", err)
 	}
-	ext, err := offerExtensions(h.rulesID())
-	if err != nil {
-		return x402.PaymentRequired{}, fmt.Errorf("building the extensions: %w", err)
-	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -116,7 +112,7 @@ func (h *Handler) offer(ctx context.Context, r *http.Request) (x402.PaymentRequi
 			MimeType:    "application/json",
 		},
 		Accepts:    []x402.Requirements{req},
-		Extensions: ext,
+		Extensions: h.extensions, // shared: never changed after Provision
 	}, nil
 }
 

@@ -10,6 +10,7 @@ package scanservice
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -121,6 +122,7 @@ type Handler struct {
 
 	engine      *enginepool.Handle
 	rulesETag   string
+	extensions  map[string]json.RawMessage // of every 402: built once, read only
 	store       *sharedStore
 	holders     *users // the config and the requests in flight that hold engine and store
 	fac         *x402.Facilitator
@@ -248,6 +250,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 
 	if h.engine, err = enginepool.Load(h.Rulebook); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
+	}
+	if h.extensions, err = offerExtensions(h.engine.Engine.Rulebook().ID); err != nil {
+		return fmt.Errorf("prompt_scan: building the 402's extensions: %w", err)
 	}
 	sum := sha256.Sum256(h.engine.Engine.Rulebook().Raw)
 	h.rulesETag = `"` + hex.EncodeToString(sum[:]) + `"`

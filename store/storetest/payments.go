@@ -158,6 +158,10 @@ func testSettleOnce(t *testing.T, fresh Fresh) {
 	if err != nil || got.State != store.PaymentSettled || got.Transaction != "5sig" {
 		t.Fatalf("after settling: %+v %v", got, err)
 	}
+	// The signed payment is kept only while it may have to be settled again.
+	if got.Header != "" || got.Accepted != "" || got.Row.Verdict != "malicious" || got.Row.Payer != wallet {
+		t.Fatalf("a settled payment keeps %q / %q, or lost its row fields: %+v", got.Header, got.Accepted, got)
+	}
 	// A settled payment is not released: its key stays used.
 	if err := a.Release(ctx, p.Key); err != nil {
 		t.Fatal(err)

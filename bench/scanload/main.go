@@ -1,0 +1,276 @@
+// Command scanload measures the throughput of prompt_scan's free
+// pre-checks and paid scans, for two builds at once. bench/scan-load.sh
+// runs it; see there.
+//
+//	scanload facilitator -addr 127.0.0.1:19300
+//	    a Go x402 facilitator: /verify and /settle succeed for every
+//	    payment that passes x402.CheckExactSVM, settling it at once
+//	    (no chain); /stats counts what it settled.
+//	scanload address SEED
+//	    prints the wallet address made from SEED (the script's pay_to).
+//	scanload load -facilitator URL -target old=URL -target new=URL [-target-pid name=PID]... [-corpora DIR] [-c 8] [-runs 3] [-paid 1000] [-prechecks 3000]
+//	    closed-loop load: c clients send requests back to back. Each run
+//	    sends, to each target in turn (the order alternating from run to
+//	    run), -paid paid scans, each by a fresh wallet with a payment of its
+//	    own (real signed Solana transactions, built before the clock
+//	    starts; the 402 offer is fetched once), then -prechecks pre-checks,
+//	    each from a made-up wallet of its own. Prints per target and kind
+//	    the best run's rate, p50 and p99 latency and server CPU per request,
+//	    and the ratio of the last target's best rate to the first's.
+//
+// Every answer is checked: a 200 with a verdict (and for a paid scan a
+// PAYMENT-RESPONSE of a settled payment); the same text gets the same
+// verdict from every target and endpoint; and at the end the facilitator
+// must have settled exactly as many payments as paid scans were answered.
+// Anything else stops the load with exit status 1. The texts are the
+// published corpora's (attacks and benign prompts, alternately), from the
+// folder -corpora names. Loopback only.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load [flags]")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "facilitator":
+		serveFacilitator(os.Args[2:])
+	case "address":
+		// scanload address SEED: the wallet address made from SEED, e.g.
+		// for pay_to.
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: scanload address SEED")
+			os.Exit(2)
+		}
+		fmt.Println(newWallet(os.Args[2]).addr)
+	case "load":
+		if err := load(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			os.Exit(1)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load [flags]")
+		os.Exit(2)
+	}
+}
+
+// namedValues collects repeated name=value flags in order.
+type namedValues struct{ names, values []string }
+
+func (n *namedValues) String() string { return fmt.Sprint(n.names, n.values) }
+func (n *namedValues) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", s)
+	}
+	n.names, n.values = append(n.names, name), append(n.values, v)
+	return nil
+}
+
+func load(args []string) error {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	var targetFlags, pidFlags namedValues
+	fs.Var(&targetFlags, "target", "name=URL of a prompt_scan site (repeat); the ratio is the last's over the first's")
+	fs.Var(&pidFlags, "target-pid", "name=PID: the server process of a target, for its CPU time per request (Linux /proc)")
+	facURL := fs.String("facilitator", "", "URL of the scanload facilitator the targets use, to check its settlements")
+	corpora := fs.String("corpora", "", "folder of the published corpora (injection_jailbreak.jsonl, benign_prompts.jsonl)")
+	perFile := fs.Int("texts", 100, "texts taken from each corpus file")
+	conc := fs.Int("c", 8, "concurrent clients")
+	runs := fs.Int("runs", 3, "runs; the best of them is reported")
+	paid := fs.Int("paid", 1000, "paid scans per run and target")
+	prechecks := fs.Int("prechecks", 3000, "pre-checks per run and target")
+	fs.Parse(args)
+	switch {
+	case len(targetFlags.names) < 1:
+		return fmt.Errorf("need at least one -target")
+	case *facURL == "" || *corpora == "":
+		return fmt.Errorf("need -facilitator and -corpora")
+	case *conc < 1 || *runs < 1 || *paid < 1 || *prechecks < 1 || *perFile < 1:
+		return fmt.Errorf("-c, -runs, -paid, -prechecks and -texts must be positive")
+	}
+	pids := map[string]int{}
+	for i, name := range pidFlags.names {
+		p, err := strconv.Atoi(pidFlags.values[i])
+		if err != nil {
+			return fmt.Errorf("-target-pid %s=%s: %v", name, pidFlags.values[i], err)
+		}
+		pids[name] = p
+	}
+	texts, err := loadTexts(*corpora, *perFile)
+	if err != nil {
+		return err
+	}
+	l := &loader{texts: texts, conc: *conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano()}
+	var ts []*target
+	for i, name := range targetFlags.names {
+		u := strings.TrimRight(targetFlags.values[i], "/")
+		if !isLoopback(u) {
+			return fmt.Errorf("%s is not a loopback URL", u)
+		}
+		t := newTarget(name, u, pids[name], *conc)
+		if err := l.fetchOffer(t); err != nil {
+			return err
+		}
+		ts = append(ts, t)
+	}
+	var bytes int
+	for _, t := range texts {
+		bytes += len(t.json)
+	}
+	fmt.Printf("clients %d, best of %d runs, per run and binary %d paid scans and %d pre-checks; %d corpus texts (half attacks), mean %d bytes of JSON\n",
+		*conc, *runs, *paid, *prechecks, len(texts), bytes/len(texts))
+
+	kinds := []struct {
+		name string
+		n    int
+	}{{kindPaid, *paid}, {kindPrecheck, *prechecks}}
+	results := map[string][][]round{} // kind -> target -> runs
+	// A warm-up of each kind against each target, not measured: the
+	// connections, the store's first pages, the server's first GCs.
+	for _, k := range kinds {
+		results[k.name] = make([][]round, len(ts))
+		for _, t := range ts {
+			if _, err := l.round(t, k.name, max(k.n/5, 1)); err != nil {
+				return err
+			}
+		}
+	}
+	for r := range *runs {
+		for _, k := range kinds {
+			for j := range ts {
+				i := j
+				if r%2 == 1 { // alternate the order, so neither always goes first
+					i = len(ts) - 1 - j
+				}
+				res, err := l.round(ts[i], k.name, k.n)
+				if err != nil {
+					return err
+				}
+				results[k.name][i] = append(results[k.name][i], res)
+			}
+		}
+	}
+	settled, err := l.checkSettled(*facURL)
+	if err != nil {
+		return err
+	}
+	printTable(ts, kinds[0].name, kinds[1].name, results)
+	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every binary and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
+		settled, l.paidOK)
+	return nil
+}
+
+// round prepares n calls of kind for t and runs them.
+func (l *loader) round(t *target, kind string, n int) (round, error) {
+	calls, err := l.prepare(t, kind, n)
+	if err != nil {
+		return round{}, err
+	}
+	return l.run(t, kind, calls)
+}
+
+// checkSettled compares the facilitator's settlements with the paid scans
+// answered: a payment taken without its scan, or a scan given without a
+// payment, is a failure of the money path.
+func (l *loader) checkSettled(facURL string) (int64, error) {
+	resp, err := http.Get(strings.TrimRight(facURL, "/") + "/stats")
+	if err != nil {
+		return 0, fmt.Errorf("facilitator stats: %v", err)
+	}
+	defer resp.Body.Close()
+	var st facilitatorStats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("facilitator stats: %v", err)
+	}
+	if st.Settled != l.paidOK || st.Refused != 0 {
+		return 0, fmt.Errorf("the facilitator settled %d payments and refused %d, but %d paid scans were answered",
+			st.Settled, st.Refused, l.paidOK)
+	}
+	return st.Settled, nil
+}
+
+func printTable(ts []*target, kindA, kindB string, results map[string][][]round) {
+	fmt.Printf("%-9s %-10s %10s %10s %10s %15s\n", "kind", "binary", "rate/s", "p50", "p99", "server-cpu/req")
+	for _, kind := range []string{kindA, kindB} {
+		best := make([]round, len(ts))
+		for i, t := range ts {
+			for _, r := range results[kind][i] {
+				if r.rate > best[i].rate {
+					best[i] = r
+				}
+			}
+			cpu := "-"
+			if best[i].cpuPerReq > 0 {
+				cpu = strconv.FormatFloat(float64(best[i].cpuPerReq)/1e3, 'f', 0, 64) + "µs"
+			}
+			fmt.Printf("%-9s %-10s %10.1f %10s %10s %15s\n", kind, t.name, best[i].rate, ms(best[i].p50), ms(best[i].p99), cpu)
+		}
+		if len(ts) < 2 {
+			continue
+		}
+		last, first := len(ts)-1, 0
+		lo, hi := 0.0, 0.0
+		for r := range results[kind][first] {
+			q := results[kind][last][r].rate / results[kind][first][r].rate
+			if r == 0 || q < lo {
+				lo = q
+			}
+			if r == 0 || q > hi {
+				hi = q
+			}
+		}
+		fmt.Printf("%-9s %-10s %9.3fx   (run by run %.3f-%.3f)\n", kind, ts[last].name+"/"+ts[first].name,
+			best[last].rate/best[first].rate, lo, hi)
+	}
+}
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms"
+}
+
+func isLoopback(u string) bool {
+	rest := strings.TrimPrefix(u, "http://")
+	host := rest
+	if i := strings.IndexAny(rest, ":/"); i >= 0 {
+		host = rest[:i]
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// procCPU returns the user+system CPU time of process pid, or -1.
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return -1
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The fields after the parenthesised command name; utime and stime
+	// are fields 14 and 15 of the line, in clock ticks (100 a second on
+	// Linux).
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	k, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
