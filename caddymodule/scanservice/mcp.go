@@ -72,6 +72,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -98,7 +99,11 @@ var scanToolInput = json.RawMessage(`{"type":"object","properties":{` +
 	`"required":["text"]}`)
 
 // newMCPServer is the endpoint's server and tool table for this config.
-func (h *Handler) newMCPServer() *mcp.Server {
+func (h *Handler) newMCPServer() (*mcp.Server, error) {
+	ext, err := mcpExtensions(h.extensions, h.rulesID())
+	if err != nil {
+		return nil, err
+	}
 	price := fmt.Sprintf("%s USD in USDC on %s", h.Price, h.Network)
 	if h.Free {
 		price = "free on this server"
@@ -130,14 +135,16 @@ func (h *Handler) newMCPServer() *mcp.Server {
 			{
 				Name:  "scan_text",
 				Title: "Prompt-injection scan (paid)",
-				Description: "Full prompt-injection scan of a text: verdict, score, matched rules and spans, category counts. " +
+				Description: "Full prompt-injection scan of a text: verdict, matched rules with their spans, category counts and a sanitized copy. " +
 					"Costs " + price + ", paid with x402: call without payment to get the payment requirements, " +
 					`then again with the PaymentPayload in _meta["x402/payment"].`,
 				InputSchema: scanToolInput,
-				Call:        h.scanTool,
+				Call: func(ctx context.Context, args, meta json.RawMessage) (*mcp.Result, error) {
+					return h.scanTool(ctx, args, meta, ext)
+				},
 			},
 		},
-	}
+	}, nil
 }
 
 // quotaText says the pre-check limits in words.
@@ -176,13 +183,14 @@ func (h *Handler) precheckTool(ctx context.Context, args, _ json.RawMessage) (*m
 	}, nil
 }
 
-// scanTool is scan_text: the body checks of POST /scan, then paidScan,
+// scanTool is scan_text with ext, the offer's extensions for the tool:
+// the body checks of POST /scan, then paidScan,
 // the money path every transport shares, with the payment of
 // _meta["x402/payment"] handed on as PAYMENT-SIGNATURE would carry it. A
 // paid result counts as delivered only once the MCP answer holding it was
 // written (Result.Sent); if it was not, a retry with the same payment
 // gets it.
-func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mcp.Result, error) {
+func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage, ext map[string]json.RawMessage) (*mcp.Result, error) {
 	sig, err := paymentOf(meta)
 	if err != nil {
 		return nil, err
@@ -211,9 +219,7 @@ func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mc
 		h.logger.Warn("facilitator unavailable", zap.String("while", "building the payment requirements"), zap.Error(err))
 		return errorResult(codeFacilitatorUnavail, "the payment facilitator is unavailable; no payment was taken, try again shortly"), nil
 	}
-	if err := h.mcpOffer(&offer); err != nil {
-		return nil, err
-	}
+	offer.Extensions = ext
 	if sig == "" {
 		h.metrics.payment(outcomeRequired)
 		return paymentRequiredResult(offer, `_meta["x402/payment"] is required`)
@@ -221,13 +227,15 @@ func (h *Handler) scanTool(ctx context.Context, args, meta json.RawMessage) (*mc
 	return h.toolAnswer(offer, h.paidScan(pctx, offer, sig, req.Text))
 }
 
-// mcpOffer replaces the offer's bazaar description of POST /scan with
-// that of the scan_text tool (bazaar.md, input type "mcp"): a catalog
-// must list the tool, not a JSON body POSTed to the MCP endpoint.
-func (h *Handler) mcpOffer(offer *x402.PaymentRequired) error {
-	example, err := scanOutputExample(h.rulesID())
+// mcpExtensions are the extensions of scan_text's offers: those of
+// POST /scan (base, shared and never changed) with the bazaar description
+// of the scan_text tool (bazaar.md, input type "mcp") in place of the
+// endpoint's: a catalog must list the tool, not a JSON body POSTed to the
+// MCP endpoint. Built once per config, like base.
+func mcpExtensions(base map[string]json.RawMessage, rulesID string) (map[string]json.RawMessage, error) {
+	example, err := scanOutputExample(rulesID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	type obj = map[string]any
 	bazaar, err := json.Marshal(obj{
@@ -260,13 +268,14 @@ func (h *Handler) mcpOffer(offer *x402.PaymentRequired) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("building the bazaar extension of scan_text: %w", err)
+		return nil, fmt.Errorf("building the bazaar extension of scan_text: %w", err)
 	}
-	if offer.Extensions == nil {
-		offer.Extensions = map[string]json.RawMessage{}
+	ext := maps.Clone(base)
+	if ext == nil {
+		ext = map[string]json.RawMessage{}
 	}
-	offer.Extensions[x402.ExtensionBazaar] = bazaar
-	return nil
+	ext[x402.ExtensionBazaar] = bazaar
+	return ext, nil
 }
 
 var errNoRequest = errors.New("no HTTP request in the tool call's context")

@@ -41,6 +41,11 @@ func TestMCPPaidScan(t *testing.T) {
 	if _, ok := pr.Extensions[x402.ExtensionPaymentIdentifier]; !ok {
 		t.Fatalf("no payment-identifier extension: %v", pr.Extensions)
 	}
+	// POST /scan's own offer still describes POST /scan.
+	httpOffer := offerOf(t, th.do(t, http.MethodPost, "http://scan.example/v1/scan", `{"text":"hi"}`, nil))
+	if !strings.Contains(string(httpOffer.Extensions[x402.ExtensionBazaar]), `"type":"http"`) {
+		t.Fatalf("the /scan offer's bazaar changed: %s", httpOffer.Extensions[x402.ExtensionBazaar])
+	}
 	if f.count("/verify")+f.count("/settle") != 0 {
 		t.Fatal("an unpaid call reached the facilitator")
 	}

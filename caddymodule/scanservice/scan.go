@@ -256,7 +256,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	sum := sha256.Sum256(h.engine.Engine.Rulebook().Raw)
 	h.rulesETag = `"` + hex.EncodeToString(sum[:]) + `"`
-	h.mcpServer = h.newMCPServer()
+	if h.mcpServer, err = h.newMCPServer(); err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
+	}
 
 	cfg := store.Config{Driver: "sqlite", Path: filepath.Join(caddy.AppDataDir(), "promptwall", "scan.db")}
 	if h.Store != nil {
