@@ -253,14 +253,14 @@ func inTmpfs(dir, size, opts string) []string {
 		o += "," + opts
 	}
 	return []string{"unshare", "-rm", "sh", "-c",
-		`mount -t tmpfs -o "$0" tmpfs "$1" && shift 2 && exec "$@"`, o, dir}
+		`mount -t tmpfs -o "$0" tmpfs "$1" && shift && exec "$@"`, o, dir}
 }
 
 // readOnlyBind is a command prefix that runs the rest in a private mount
 // namespace where dir is bound read-only onto itself.
 func readOnlyBind(dir string) []string {
 	return []string{"unshare", "-rm", "sh", "-c",
-		`mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && shift && exec "$@"`, dir}
+		`mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"`, dir}
 }
 
 // logLines are the lines of log that hold all of subs.
