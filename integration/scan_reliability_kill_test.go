@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/promptwall/promptwall/x402"
+)
+
+// TestScanReliabilitySIGKILLReconciles kills the server with SIGKILL while
+// eight clients pay for scans and the facilitator takes 50 ms per
+// settlement, so payments are caught at every step. The facilitator goes
+// on settling what it was asked to after the server died. Restarted on the
+// same store, with no client retrying, reconciliation alone writes the one
+// ledger row of every payment that settled; then each client retries the
+// payments it had no answer for and gets each scan, and a payment whose
+// scan was acknowledged is given again only if its delivery mark was not
+// written yet (it was answered in the last 800 ms before the kill).
+func TestScanReliabilitySIGKILLReconciles(t *testing.T) {
+	fac := startCountingFacilitator(t)
+	fac.delay.Store(int64(50 * time.Millisecond))
+	merchant := newGoPayer("kill merchant")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dbPath := filepath.Join(t.TempDir(), "scan.db")
+	cfg := fmt.Sprintf(`{
+	admin off
+}
+
+http://%s {
+	prompt_scan {
+		pay_to %s
+		facilitator %s {
+			settle_timeout 1s
+		}
+		store sqlite "%s"
+	}
+}
+`, addr, merchant.addr, fac.URL, dbPath)
+	srv := startCaddy(t, cfg, nil, addr)
+	url := "http://" + addr + "/scan"
+	offer := fetchOffer(t, url)
+
+	var (
+		mu      sync.Mutex
+		sent    = map[string]string{}    // payer -> header
+		acked   = map[string]time.Time{} // payer -> when its scan was received
+		stopped = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	const workers = 8
+	for w := range workers {
+		wg.Go(func() {
+			client := newScanClient()
+			for i := 0; ; i++ {
+				select {
+				case <-stopped:
+					return
+				default:
+				}
+				p := newGoPayer(fmt.Sprintf("kill payer %d/%d", w, i))
+				h := p.header(t, offer, "kill")
+				mu.Lock()
+				sent[p.addr] = h
+				mu.Unlock()
+				code, err := client.post(url, scanText, h)
+				if err != nil {
+					return
+				}
+				if code != 200 {
+					t.Errorf("paid scan answered %d", code)
+					return
+				}
+				mu.Lock()
+				acked[p.addr] = time.Now()
+				mu.Unlock()
+			}
+		})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 80 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	killed := time.Now()
+	srv.Kill()
+	close(stopped)
+	wg.Wait()
+	time.Sleep(200 * time.Millisecond) // the facilitator finishes what it was sent
+
+	rows := ledgerPayers(t, dbPath)
+	inFlight := 0
+	for payer, h := range sent {
+		if rows[payer] > 1 {
+			t.Errorf("payer %s has %d ledger rows", payer, rows[payer])
+		}
+		if !acked[payer].IsZero() && rows[payer] != 1 {
+			t.Errorf("payer %s had its scan and has no ledger row", payer)
+		}
+		if acked[payer].IsZero() && fac.wasSettled(headerKey(t, h)) && rows[payer] == 0 {
+			inFlight++
+		}
+	}
+	t.Logf("at the kill: %d paid scans acknowledged, %d sent, %d settled without a row", len(acked), len(sent), inFlight)
+	if len(acked) < 40 || inFlight == 0 {
+		t.Fatal("the kill caught no payment between settlement and its row: the test proves little")
+	}
+
+	// Reconciliation alone: no client retries yet.
+	srv2 := startCaddy(t, cfg, nil, addr)
+	var missing []string
+	for end := time.Now().Add(45 * time.Second); ; {
+		rows = ledgerPayers(t, dbPath)
+		missing = missing[:0]
+		for payer, h := range sent {
+			if fac.wasSettled(headerKey(t, h)) && rows[payer] != 1 {
+				missing = append(missing, payer)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(end) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("%d settled payments still have no ledger row after reconciliation: %v", len(missing), missing)
+	}
+
+	// The clients retry what they had no answer for, then replay the rest.
+	again := 0
+	for payer, h := range sent {
+		var st int
+		var hdr http.Header
+		for try := 0; try < 30; try++ {
+			var err error
+			st, hdr, _, err = rawPost(url, scanText, map[string]string{"PAYMENT-SIGNATURE": h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != 409 && st != 503 {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		switch {
+		case acked[payer].IsZero():
+			if st != 200 {
+				t.Errorf("payer %s, no answer before the kill: the retry got %d %q, want its scan", payer, st, offerError(hdr))
+			}
+		case st == 200:
+			// Its delivery mark was not written yet: the mark waits
+			// deliveryGrace (200 ms) after the answer, on a 200 ms tick.
+			again++
+			if ago := killed.Sub(acked[payer]); ago > 800*time.Millisecond {
+				t.Errorf("payer %s, acknowledged %v before the kill, was given its scan again", payer, ago.Round(time.Millisecond))
+			}
+		case st != 402 || offerError(hdr) != x402.ReasonDuplicateSettlement:
+			t.Errorf("payer %s, replay of an acknowledged scan: %d %q", payer, st, offerError(hdr))
+		}
+	}
+	t.Logf("%d acknowledged scans given again after the restart (their marks were not written yet)", again)
+	time.Sleep(500 * time.Millisecond)
+	srv2.Stop()
+	rows = ledgerPayers(t, dbPath)
+	for payer := range sent {
+		if rows[payer] != 1 {
+			t.Errorf("payer %s: %d ledger rows in the end, want 1", payer, rows[payer])
+		}
+	}
+}
