@@ -37,6 +37,7 @@ type countingFacilitator struct {
 	URL      string
 	delay    atomic.Int64 // added before each /settle answer, in ns
 	verifies atomic.Int64
+	received lockedBuffer // every request body
 	mu       sync.Mutex
 	settled  map[string]int // payment key -> successful /settle calls
 }
@@ -53,6 +54,7 @@ func startCountingFacilitator(t *testing.T) *countingFacilitator {
 func (f *countingFacilitator) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	f.received.Write(body)
 	if r.URL.Path == "/verify" {
 		f.verifies.Add(1)
 	}
