@@ -176,3 +176,116 @@ http://%s {
 		}
 	}
 }
+
+// TestScanReliabilitySIGKILLOneOfTwo runs two servers on one SQLite file
+// behind a client-side balancer, kills one with SIGKILL under load, and has
+// the clients retry what the dead one left unanswered on the survivor, as a
+// load balancer would: each of those payments gets its scan there, and
+// every payment has exactly one ledger row.
+func TestScanReliabilitySIGKILLOneOfTwo(t *testing.T) {
+	fac := startCountingFacilitator(t)
+	fac.delay.Store(int64(50 * time.Millisecond))
+	merchant := newGoPayer("two kill merchant")
+	dbPath := filepath.Join(t.TempDir(), "scan.db")
+	var srvs []*server
+	var urls []string
+	for range 2 {
+		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		srvs = append(srvs, startCaddy(t, paidConfig("", addr, merchant.addr, fac.URL, dbPath, ""), nil, addr))
+		urls = append(urls, "http://"+addr+"/scan")
+	}
+	offer := fetchOffer(t, urls[0])
+	var (
+		mu      sync.Mutex
+		sent    = map[string]string{} // payer -> header, of payments sent to the first server
+		acked   = map[string]bool{}
+		stopped = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	for w := range 8 {
+		wg.Go(func() {
+			client := newScanClient()
+			for i := 0; ; i++ {
+				select {
+				case <-stopped:
+					return
+				default:
+				}
+				p := newGoPayer(fmt.Sprintf("two kill payer %d/%d", w, i))
+				h := p.header(t, offer, "two kill")
+				to := w % 2
+				mu.Lock()
+				if to == 0 {
+					sent[p.addr] = h
+				}
+				mu.Unlock()
+				code, err := client.post(urls[to], scanText, h)
+				if err != nil {
+					if to == 0 {
+						return // the first server is gone
+					}
+					t.Errorf("the survivor: %v", err)
+					return
+				}
+				mu.Lock()
+				if code == 200 {
+					acked[p.addr] = true
+				} else {
+					t.Errorf("paid scan answered %d", code)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 80 || time.Now().After(end) {
+			break
+		}
+	}
+	srvs[0].Kill()
+	time.Sleep(300 * time.Millisecond) // the survivor goes on serving
+	close(stopped)
+	wg.Wait()
+
+	unanswered := 0
+	for payer, h := range sent {
+		if acked[payer] {
+			continue
+		}
+		unanswered++
+		var st int
+		for try := 0; try < 30; try++ {
+			var err error
+			if st, _, _, err = rawPost(urls[1], scanText, map[string]string{"PAYMENT-SIGNATURE": h}); err != nil {
+				t.Fatal(err)
+			}
+			if st != 409 && st != 503 {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if st != 200 {
+			t.Errorf("payer %s, unanswered by the dead server: the survivor answered %d, want its scan", payer, st)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	srvs[1].Stop()
+	rows := ledgerPayers(t, dbPath)
+	for payer := range acked {
+		if rows[payer] != 1 {
+			t.Errorf("payer %s had its scan and has %d ledger rows", payer, rows[payer])
+		}
+	}
+	for payer := range sent {
+		if rows[payer] != 1 {
+			t.Errorf("payer %s: %d ledger rows, want 1", payer, rows[payer])
+		}
+	}
+	t.Logf("%d scans acknowledged, %d left unanswered by the dead server and retried on the survivor", len(acked), unanswered)
+	if unanswered == 0 {
+		t.Fatal("the kill left no payment unanswered: the test proves little")
+	}
+}
