@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -287,5 +288,46 @@ func TestScanReliabilitySIGKILLOneOfTwo(t *testing.T) {
 	t.Logf("%d scans acknowledged, %d left unanswered by the dead server and retried on the survivor", len(acked), unanswered)
 	if unanswered == 0 {
 		t.Fatal("the kill left no payment unanswered: the test proves little")
+	}
+}
+
+// TestScanReliabilityGracefulStop stops the server (SIGINT) while paid
+// scans wait on their settlement: the server finishes each before it
+// exits, so every one gets its scan and its row.
+func TestScanReliabilityGracefulStop(t *testing.T) {
+	for _, delay := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
+		t.Run(fmt.Sprint("settling for ", delay), func(t *testing.T) {
+			fac := startCountingFacilitator(t)
+			fac.delay.Store(int64(delay))
+			dbPath := filepath.Join(t.TempDir(), "scan.db")
+			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+			srv := startCaddy(t, paidConfig("", addr, newGoPayer("stop merchant").addr, fac.URL, dbPath, ""), nil, addr)
+			url := "http://" + addr + "/scan"
+			offer := fetchOffer(t, url)
+			var mu sync.Mutex
+			got := map[string]int{}
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					h := newGoPayer(fmt.Sprint("stop payer ", w)).header(t, offer, "stop")
+					st, _, _, err := rawPost(url, scanText, map[string]string{"PAYMENT-SIGNATURE": h})
+					mu.Lock()
+					got[fmt.Sprint(st, " ", err)]++
+					mu.Unlock()
+				})
+			}
+			time.Sleep(delay / 3)
+			srv.cmd.Process.Signal(os.Interrupt)
+			wg.Wait()
+			if !srv.exited(10 * time.Second) {
+				t.Fatal("the server did not stop")
+			}
+			if got["200 <nil>"] != 8 {
+				t.Fatalf("answers %v, want 8 scans", got)
+			}
+			if rows := len(readLedger(t, dbPath)); rows != 8 || fac.settledKeys() != 8 {
+				t.Fatalf("%d ledger rows, %d settled; want 8 and 8", rows, fac.settledKeys())
+			}
+		})
 	}
 }
