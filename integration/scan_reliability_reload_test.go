@@ -19,8 +19,20 @@ import (
 // takes 200 ms, and pre-checks run. Nothing panics; each client retries a
 // payment whose answer it did not get with the same header; in the end
 // every payment that settled has exactly one ledger row and its scan was
-// given, and none is refused as used without its scan.
+// given, and none is refused as used without its scan. The reloads change
+// the pre-check limit, or take the service out of the config and put it
+// back (its store is closed and opened again meanwhile).
 func TestScanReliabilityReloadUnderLoad(t *testing.T) {
+	for _, removed := range []bool{false, true} {
+		name := "limit changed"
+		if removed {
+			name = "service removed and back"
+		}
+		t.Run(name, func(t *testing.T) { reloadUnderLoad(t, removed) })
+	}
+}
+
+func reloadUnderLoad(t *testing.T, removed bool) {
 	fac := startCountingFacilitator(t)
 	fac.delay.Store(int64(200 * time.Millisecond))
 	merchant := newGoPayer("reload merchant")
@@ -30,6 +42,12 @@ func TestScanReliabilityReloadUnderLoad(t *testing.T) {
 	config := func(limit int) string {
 		return paidConfig(admin, addr, merchant.addr, fac.URL, dbPath,
 			fmt.Sprintf("precheck_daily_limit %d\n\t\tprecheck_interval none", limit))
+	}
+	reloaded := func(i int) string {
+		if removed && i%2 == 0 {
+			return fmt.Sprintf("{\n\tadmin %s\n}\n\nhttp://%s {\n\trespond \"away\" 404\n}\n", admin, addr)
+		}
+		return config(1000 - i - 1)
 	}
 	srv := startCaddy(t, config(1000), nil, addr)
 	url := "http://" + addr + "/scan"
@@ -72,7 +90,7 @@ func TestScanReliabilityReloadUnderLoad(t *testing.T) {
 						mu.Unlock()
 						break
 					}
-					if err == nil && st != 409 && st != 500 && st != 503 {
+					if err == nil && st != 409 && st != 500 && st != 503 && !(removed && st == 404) {
 						mu.Lock()
 						bad = append(bad, fmt.Sprintf("payer %s: %d", p.addr, st))
 						mu.Unlock()
@@ -100,7 +118,7 @@ func TestScanReliabilityReloadUnderLoad(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			prechecks.Add(1)
-			if resp.StatusCode != 200 && resp.StatusCode != 503 {
+			if resp.StatusCode != 200 && resp.StatusCode != 503 && !(removed && resp.StatusCode == 404) {
 				mu.Lock()
 				bad = append(bad, fmt.Sprintf("pre-check during reloads: %d", resp.StatusCode))
 				mu.Unlock()
@@ -110,7 +128,7 @@ func TestScanReliabilityReloadUnderLoad(t *testing.T) {
 
 	for i := range 6 {
 		time.Sleep(400 * time.Millisecond)
-		req, _ := http.NewRequest(http.MethodPost, "http://"+admin+"/load", strings.NewReader(config(1000-i-1)))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+admin+"/load", strings.NewReader(reloaded(i)))
 		req.Header.Set("Content-Type", "text/caddyfile")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
