@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -67,8 +68,9 @@ func (s *paidSite) precheck(t *testing.T, seed string) (int, []byte) {
 // TestScanReliabilityLockedStore has another process hold the store's
 // write lock for 12 s while pre-checks and paid scans arrive together:
 // each gives up on its own at the 10 s store timeout with 503 (none waits
-// for the one before it), no payment is settled, an error is logged, and
-// once the lock is gone both work again.
+// for the one before it), one whose client hung up ends at once, no
+// payment is settled, an error is logged, and once the lock is gone both
+// work again.
 func TestScanReliabilityLockedStore(t *testing.T) {
 	s := startPaidSite(t, filepath.Join(t.TempDir(), "scan.db"), "")
 	if st, b := s.precheck(t, "warm"); st != 200 {
@@ -100,6 +102,22 @@ func TestScanReliabilityLockedStore(t *testing.T) {
 			answers = append(answers, answer{what, st, errorCode(b), time.Since(start)})
 			mu.Unlock()
 		})
+	}
+	// A client that hangs up after a second: its request ends then, with
+	// its context, while the others still wait.
+	hung := make(chan struct{})
+	go func() {
+		defer close(hung)
+		body := jsonBody(t, map[string]string{"text": "hello", "caller": newGoPayer("locked hang-up").addr})
+		req, _ := http.NewRequest(http.MethodPost, s.base+"/precheck", bytes.NewReader(body))
+		if _, err := (&http.Client{Timeout: time.Second}).Do(req); err == nil {
+			t.Error("the hang-up client got an answer under a held lock")
+		}
+	}()
+	<-hung
+	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+	if l := logLines(s.srv.Log(), `"level":"error"`, "pre-check quota"); len(l) != 1 {
+		t.Errorf("%d pre-check errors logged 2.5 s into the lock, want the hung-up client's one:\n%s", len(l), strings.Join(l, "\n"))
 	}
 	wg.Wait()
 	for _, a := range answers {
