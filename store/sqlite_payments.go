@@ -27,7 +27,8 @@ const (
 	sqlReserve = `INSERT INTO inflight
 		(key, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
 		SELECT ?1, ?2, 'settling', ?3, ?4, ?5, ?6, ?7, ?8, '', ?9
-		WHERE NOT EXISTS (SELECT 1 FROM payments WHERE key = ?1 OR (?2 IS NOT NULL AND ident = ?2))
+		WHERE NOT EXISTS (SELECT 1 FROM payments WHERE key = ?1)
+		AND (?2 IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE ident = ?2))
 		ON CONFLICT DO NOTHING`
 	sqlSettleInflight = `UPDATE inflight SET state = 'settled', tx = ?, since = ?, header = '', accepted = ''
 		WHERE key = ? AND state = 'settling' RETURNING ident, payer`
