@@ -193,6 +193,16 @@ func errorCode(b []byte) string {
 	return e.Error.Code
 }
 
+// givesResult reports whether an answer body is a scan result: an object
+// with a verdict at its top. (A 402 names the field too, in the bazaar
+// description of the result it offers.)
+func givesResult(b []byte) bool {
+	var r struct {
+		Verdict *string `json:"verdict"`
+	}
+	return json.Unmarshal(b, &r) == nil && r.Verdict != nil
+}
+
 // offerError is the error of the PAYMENT-REQUIRED header, or "".
 func offerError(h http.Header) string {
 	pr, err := x402.DecodePaymentRequired(h.Get("PAYMENT-REQUIRED"))

@@ -41,7 +41,7 @@ func reloadUnderLoad(t *testing.T, removed bool) {
 	dbPath := filepath.Join(t.TempDir(), "scan.db")
 	config := func(limit int) string {
 		return paidConfig(admin, addr, merchant.addr, fac.URL, dbPath,
-			fmt.Sprintf("precheck_daily_limit %d\n\t\tprecheck_interval none", limit))
+			fmt.Sprintf("precheck_daily_limit %d\n\t\tprecheck_interval none\n\t\tprecheck_address_daily_limit unlimited", limit))
 	}
 	reloaded := func(i int) string {
 		if removed && i%2 == 0 {
