@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -328,7 +329,19 @@ func replayOnTheOtherServer(t *testing.T, waits ...time.Duration) {
 				t.Fatalf("first use: %d %v %s", st, err, b)
 			}
 			time.Sleep(wait)
-			st, hdr, b, err := rawPost(urls[1], body, map[string]string{"PAYMENT-SIGNATURE": h})
+			// While the first server may still be answering, the other
+			// says so (409); then the payment is used (402). Never a
+			// second scan.
+			var st int
+			var hdr http.Header
+			var b []byte
+			var err error
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				st, hdr, b, err = rawPost(urls[1], body, map[string]string{"PAYMENT-SIGNATURE": h})
+				if err != nil || st != 409 || time.Now().After(deadline) {
+					break
+				}
+			}
 			if err != nil || st != 402 || offerError(hdr) != x402.ReasonDuplicateSettlement {
 				t.Fatalf("replay on the other server: %d %q %v %.200s, want 402 duplicate_settlement", st, offerError(hdr), err, b)
 			}

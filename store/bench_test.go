@@ -36,7 +36,7 @@ func BenchmarkPaidScanWrites(b *testing.B) {
 		}
 		r := row
 		r.Time = now
-		if ok, err := s.Settle(ctx, key, "5sig", r, now); err != nil || !ok {
+		if ok, err := s.Settle(ctx, key, "bench", "5sig", r, now); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
 		*pending = append(*pending, key)
