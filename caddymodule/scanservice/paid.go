@@ -2,6 +2,7 @@ package scanservice
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -79,7 +80,7 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	if err != nil {
 		return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
 	}
-	p := store.Payment{Key: checked.Key, Ident: ident, Header: header, Accepted: string(acc), Owner: h.store.id,
+	p := store.Payment{Key: checked.Key, Ident: ident, Header: keptHeader(payload, acc), Accepted: string(acc), Owner: h.store.id,
 		Row: store.LedgerRow{Payer: checked.Payer, Price: checked.Amount,
 			Verdict: string(res.Verdict), CategoryCounts: res.CategoryCounts}}
 	// Reserving first is also the lookup: a payment seen before (a
@@ -120,6 +121,22 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	}
 	p.Row.Payer = nonEmpty(vr.Payer, p.Row.Payer)
 	return h.settle(ctx, p, payload, accepted, &res, text)
+}
+
+// keptHeader is the part of a payment header kept while it settles: what
+// settling it again needs (the signed transaction and the requirements it
+// was checked against), without the resource and the extensions a client
+// echoes, which can be larger than the transaction.
+func keptHeader(p *x402.PaymentPayload, accepted []byte) string {
+	b, err := json.Marshal(struct {
+		X402Version int             `json:"x402Version"`
+		Accepted    json.RawMessage `json:"accepted"`
+		Payload     any             `json:"payload"`
+	}{p.X402Version, accepted, p.Payload})
+	if err != nil { // strings and raw JSON already parsed: cannot happen
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // release frees a reserved payment that definitely was not sent. If that
