@@ -146,7 +146,15 @@ http://%s {
 	again := 0
 	const window = 500 * time.Millisecond // the grace, a tick, and a loaded machine's delays
 	for payer, h := range acked {
-		status, hdr, _ = scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": h})
+		// 409 while the dead server still counts as alive (its last
+		// heartbeat is recent): it may be answering; then it is taken
+		// for gone.
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+			status, hdr, _ = scanPost(t, url, body, map[string]string{"PAYMENT-SIGNATURE": h})
+			if status != 409 || time.Now().After(deadline) {
+				break
+			}
+		}
 		switch pr, _ := x402.DecodePaymentRequired(hdr.Get("PAYMENT-REQUIRED")); {
 		case status == 200:
 			again++

@@ -59,6 +59,11 @@ type Payment struct {
 	Transaction string
 	// Since is when the payment entered State.
 	Since time.Time
+	// Owner is the server handling the payment while it is in flight
+	// (see Store.Heartbeat); OwnerSeen is its last heartbeat, zero when
+	// it never beat or left.
+	Owner     string
+	OwnerSeen time.Time
 }
 
 // ErrIdentInUse is returned by Reserve when the payment-identifier already

@@ -70,8 +70,13 @@ CREATE TABLE inflight (
 	verdict         TEXT    NOT NULL,
 	category_counts TEXT    NOT NULL,
 	tx              TEXT    NOT NULL,
-	since           TEXT    NOT NULL
+	since           TEXT    NOT NULL,
+	owner           TEXT    NOT NULL
 );
+CREATE TABLE servers (
+	id   TEXT NOT NULL PRIMARY KEY,
+	seen TEXT NOT NULL
+) WITHOUT ROWID;
 PRAGMA user_version = 2;
 `
 

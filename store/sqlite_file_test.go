@@ -62,12 +62,13 @@ func TestSQLiteFileGone(t *testing.T) {
 			_, ops["precheck"] = s.Precheck(ctx, "wallet", now, 100, 0)
 			_, _, ops["reserve"] = s.Reserve(ctx, store.Payment{Key: "k"}, now)
 			_, _, ops["payment"] = s.Payment(ctx, "k")
-			_, ops["settle"] = s.Settle(ctx, "k", "tx", store.LedgerRow{Time: now}, now)
+			_, ops["settle"] = s.Settle(ctx, "k", "me", "tx", store.LedgerRow{Time: now}, now)
 			ops["deliver"] = s.Deliver(ctx, now, "k")
 			ops["release"] = s.Release(ctx, "k")
 			_, ops["ledger"] = s.Ledger(ctx, now.Add(-time.Hour), now.Add(time.Hour))
 			_, ops["settling"] = s.Settling(ctx, now, 10)
 			_, ops["prune"] = s.Prune(ctx, now)
+			ops["heartbeat"] = s.Heartbeat(ctx, "me", now)
 			for op, err := range ops {
 				if !errors.Is(err, store.ErrFileGone) {
 					t.Errorf("%s after the file was %s: %v, want ErrFileGone", op, tc.name, err)

@@ -25,11 +25,12 @@ import (
 // SQLite's single writer.
 const (
 	sqlReserve = `INSERT INTO inflight
-		(key, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since)
-		SELECT ?1, ?2, 'settling', ?3, ?4, ?5, ?6, ?7, ?8, '', ?9
-		WHERE NOT EXISTS (SELECT 1 FROM payments WHERE key = ?1 OR (?2 IS NOT NULL AND ident = ?2))
+		(key, ident, state, header, accepted, payer, price, verdict, category_counts, tx, since, owner)
+		SELECT ?1, ?2, 'settling', ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, ?10
+		WHERE NOT EXISTS (SELECT 1 FROM payments WHERE key = ?1)
+		AND (?2 IS NULL OR NOT EXISTS (SELECT 1 FROM payments WHERE ident = ?2))
 		ON CONFLICT DO NOTHING`
-	sqlSettleInflight = `UPDATE inflight SET state = 'settled', tx = ?, since = ?, header = '', accepted = ''
+	sqlSettleInflight = `UPDATE inflight SET state = 'settled', tx = ?, since = ?, owner = ?, header = '', accepted = ''
 		WHERE key = ? AND state = 'settling' RETURNING ident, payer`
 	sqlSettleUsed = `INSERT INTO payments (key, reserved_at, state, ident, payer, tx) VALUES (?, ?, 'paid', ?, ?, ?)`
 	sqlLedger     = "INSERT INTO ledger (payer, time, price, verdict, category_counts) VALUES (?, ?, ?, ?, ?)"
@@ -78,7 +79,7 @@ func (s *SQLite) Reserve(ctx context.Context, p Payment, now time.Time) (Payment
 		ident = p.Ident
 	}
 	res, err := s.stmts.reserve.ExecContext(ctx, p.Key, ident, p.Header, p.Accepted, p.Row.Payer,
-		int64(p.Row.Price), p.Row.Verdict, counts, formatTime(now))
+		int64(p.Row.Price), p.Row.Verdict, counts, formatTime(now), p.Owner)
 	if err != nil {
 		return Payment{}, false, fmt.Errorf("store: reserving a payment: %w", err)
 	}
@@ -114,7 +115,7 @@ func (s *SQLite) Payment(ctx context.Context, key string) (Payment, bool, error)
 
 // lookup finds a payment by key or ident: in flight, or done.
 func (s *SQLite) lookup(ctx context.Context, column, value string) (Payment, bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+inflightColumns+" FROM inflight WHERE "+column+" = ?", value)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+inflightColumns+" FROM inflight LEFT JOIN servers ON servers.id = owner WHERE inflight."+column+" = ?", value)
 	if err != nil {
 		return Payment{}, false, fmt.Errorf("store: reading a payment: %w", err)
 	}
@@ -146,7 +147,7 @@ func (s *SQLite) lookup(ctx context.Context, column, value string) (Payment, boo
 // Settle implements Store: the state change, the used key and the ledger
 // row are one transaction, and the change is conditional on the state, so
 // of two servers settling one payment only the first writes a row.
-func (s *SQLite) Settle(ctx context.Context, key, transaction string, row LedgerRow, now time.Time) (bool, error) {
+func (s *SQLite) Settle(ctx context.Context, key, owner, transaction string, row LedgerRow, now time.Time) (bool, error) {
 	counts, err := countsJSON(row.CategoryCounts)
 	if err != nil {
 		return false, fmt.Errorf("store: recording a paid scan: %w", err)
@@ -165,7 +166,7 @@ func (s *SQLite) Settle(ctx context.Context, key, transaction string, row Ledger
 	defer tx.Rollback()
 	var ident sql.NullString
 	var payer string
-	err = tx.StmtContext(ctx, s.stmts.settleInflight).QueryRowContext(ctx, transaction, formatTime(now), key).Scan(&ident, &payer)
+	err = tx.StmtContext(ctx, s.stmts.settleInflight).QueryRowContext(ctx, transaction, formatTime(now), owner, key).Scan(&ident, &payer)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil // not settling: settled by someone else, failed, or unknown
 	}
@@ -271,7 +272,7 @@ func (s *SQLite) Settling(ctx context.Context, before time.Time, limit int) ([]P
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT "+inflightColumns+
-		" FROM inflight WHERE state = 'settling' AND since < ? ORDER BY since LIMIT ?", formatTime(before), limit)
+		" FROM inflight LEFT JOIN servers ON servers.id = owner WHERE state = 'settling' AND since < ? ORDER BY since LIMIT ?", formatTime(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading payments in flight: %w", err)
 	}
@@ -279,17 +280,17 @@ func (s *SQLite) Settling(ctx context.Context, before time.Time, limit int) ([]P
 }
 
 // inflightColumns are read by scanInflight, in this order.
-const inflightColumns = `key, COALESCE(ident, ''), state, header, accepted, payer, price, verdict, category_counts, tx, since`
+const inflightColumns = `key, COALESCE(ident, ''), state, header, accepted, payer, price, verdict, category_counts, tx, since, owner, COALESCE(servers.seen, '')`
 
 func scanInflight(rows *sql.Rows) ([]Payment, error) {
 	defer rows.Close()
 	var out []Payment
 	for rows.Next() {
 		var p Payment
-		var state, since, counts string
+		var state, since, counts, seen string
 		var price int64
 		if err := rows.Scan(&p.Key, &p.Ident, &state, &p.Header, &p.Accepted, &p.Row.Payer, &price,
-			&p.Row.Verdict, &counts, &p.Transaction, &since); err != nil {
+			&p.Row.Verdict, &counts, &p.Transaction, &since, &p.Owner, &seen); err != nil {
 			return nil, fmt.Errorf("store: reading a payment: %w", err)
 		}
 		p.State = PaymentState(state)
@@ -302,6 +303,11 @@ func scanInflight(rows *sql.Rows) ([]Payment, error) {
 			return nil, fmt.Errorf("store: reading a payment: bad time %q: %w", since, err)
 		}
 		p.Since = t
+		if seen != "" {
+			if p.OwnerSeen, err = time.Parse(ledgerTimeFormat, seen); err != nil {
+				return nil, fmt.Errorf("store: reading a payment: bad time %q: %w", seen, err)
+			}
+		}
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
@@ -318,4 +324,32 @@ func countsJSON(c map[string]int) (string, error) {
 	}
 	b, err := json.Marshal(c)
 	return string(b), err
+}
+
+// Heartbeat implements Store. Servers not seen for a day are forgotten.
+func (s *SQLite) Heartbeat(ctx context.Context, id string, now time.Time) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO servers (id, seen) VALUES (?, ?)
+		ON CONFLICT (id) DO UPDATE SET seen = excluded.seen`, id, formatTime(now)); err != nil {
+		return fmt.Errorf("store: heartbeat: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM servers WHERE seen < ?", formatTime(now.Add(-24*time.Hour))); err != nil {
+		return fmt.Errorf("store: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Leave implements Store.
+func (s *SQLite) Leave(ctx context.Context, id string) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM servers WHERE id = ?", id); err != nil {
+		return fmt.Errorf("store: leaving: %w", err)
+	}
+	return nil
 }

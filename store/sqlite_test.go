@@ -187,7 +187,7 @@ func crashWriter(path, round string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		if _, err := s.Settle(context.Background(), key, "tx", row, row.Time); err != nil {
+		if _, err := s.Settle(context.Background(), key, "writer", "tx", row, row.Time); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

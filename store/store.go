@@ -66,7 +66,10 @@ type Store interface {
 	// with synchronous=FULL, of the machine). It reports false, and
 	// writes nothing, when the payment is not settling: whoever settles it
 	// first writes the one ledger row it ever has.
-	Settle(ctx context.Context, key, transaction string, row LedgerRow, now time.Time) (bool, error)
+	//
+	// owner is the server settling it, which gives its answer: the
+	// payment's owner from now on.
+	Settle(ctx context.Context, key, owner, transaction string, row LedgerRow, now time.Time) (bool, error)
 
 	// Deliver moves settled payments to delivered.
 	Deliver(ctx context.Context, now time.Time, keys ...string) error
@@ -84,6 +87,16 @@ type Store interface {
 
 	// Ledger returns the rows with from <= Time < to, oldest first.
 	Ledger(ctx context.Context, from, to time.Time) ([]LedgerRow, error)
+
+	// Heartbeat records that the server id is alive at now. A payment in
+	// flight names its owner, and reports when the owner was last seen
+	// (Payment.OwnerSeen): another server tells a payment being handled
+	// from one a dead server left behind.
+	Heartbeat(ctx context.Context, id string, now time.Time) error
+
+	// Leave forgets the server id, which stops cleanly: its payments in
+	// flight are left behind at once.
+	Leave(ctx context.Context, id string) error
 
 	// Prune deletes pre-check counters of callers not seen since before.
 	// It returns how many it deleted. Ledger rows and payment keys are

@@ -36,6 +36,14 @@ func readRequest(w http.ResponseWriter, r *http.Request, wantCaller bool) (reque
 		}
 	}
 	if r.ContentLength > MaxBodyBytes {
+		// The body is not read. A client waiting for 100-continue has
+		// not sent it: closing the connection answers at once. A client
+		// sending its body is left to net/http, which drains a little
+		// and closes gently, so that it reads the 413 rather than a
+		// reset.
+		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+			w.Header().Set("Connection", "close")
+		}
 		writeError(w, http.StatusRequestEntityTooLarge, codeBodyTooLarge,
 			fmt.Sprintf("the body is %d bytes; at most %d are accepted", r.ContentLength, MaxBodyBytes))
 		return request{}, false

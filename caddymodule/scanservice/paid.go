@@ -2,6 +2,7 @@ package scanservice
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -79,7 +80,7 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	if err != nil {
 		return answer{status: http.StatusInternalServerError, code: "internal", message: "the payment requirements are misconfigured"}
 	}
-	p := store.Payment{Key: checked.Key, Ident: ident, Header: header, Accepted: string(acc),
+	p := store.Payment{Key: checked.Key, Ident: ident, Header: keptHeader(payload, acc), Accepted: string(acc), Owner: h.store.id,
 		Row: store.LedgerRow{Payer: checked.Payer, Price: checked.Amount,
 			Verdict: string(res.Verdict), CategoryCounts: res.CategoryCounts}}
 	// Reserving first is also the lookup: a payment seen before (a
@@ -120,6 +121,22 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 	}
 	p.Row.Payer = nonEmpty(vr.Payer, p.Row.Payer)
 	return h.settle(ctx, p, payload, accepted, &res, text)
+}
+
+// keptHeader is the part of a payment header kept while it settles: what
+// settling it again needs (the signed transaction and the requirements it
+// was checked against), without the resource and the extensions a client
+// echoes, which can be larger than the transaction.
+func keptHeader(p *x402.PaymentPayload, accepted []byte) string {
+	b, err := json.Marshal(struct {
+		X402Version int             `json:"x402Version"`
+		Accepted    json.RawMessage `json:"accepted"`
+		Payload     any             `json:"payload"`
+	}{p.X402Version, accepted, p.Payload})
+	if err != nil { // strings and raw JSON already parsed: cannot happen
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // release frees a reserved payment that definitely was not sent. If that
@@ -242,8 +259,13 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 	}
 	switch p.State {
 	case store.PaymentSettling:
-		// Not in flight in this process (this request holds the claim):
-		// a crash or another server left it. Find out now.
+		// Not in flight in this process (this request holds the claim).
+		// Another server that is alive may be settling it: wait for it,
+		// up to the longest its request can take. Else a crash left it:
+		// find out now.
+		if h.store.busy(p) && h.now().Sub(p.Since) < h.stale() {
+			return h.inProgress(), true
+		}
 		switch fate, sr := h.resolve(ctx, p, true); fate {
 		case fateLanded:
 			return h.landed(ctx, p, sr, res, text), true
@@ -259,6 +281,11 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 	case store.PaymentSettled:
 		if h.store.deliveries.has(p.Key) {
 			return h.resent(p, ident, res, text), true
+		}
+		// Another server that is alive settled it a moment ago: it is
+		// giving the answer, and marks it delivered right after.
+		if h.store.busy(p) && h.now().Sub(p.Since) < deliveryLease {
+			return h.inProgress(), true
 		}
 		// Landed and recorded, but its scan never reached the client:
 		// a crash came between. This retry gets it, once.
@@ -313,7 +340,7 @@ func (h *Handler) record(ctx context.Context, key, transaction string, row store
 	var err error
 	for attempt := range 3 {
 		var won bool
-		if won, err = h.store.Settle(ctx, key, transaction, row, h.now()); err == nil {
+		if won, err = h.store.Settle(ctx, key, h.store.id, transaction, row, h.now()); err == nil {
 			h.store.unrecorded.drop(key)
 			return won, nil
 		}

@@ -62,7 +62,11 @@ func (h *Handler) serveScan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.paidScan(ctx, offer, sig, req.Text)
-	h.sent(a, h.writeAnswer(w, offer, a))
+	// A client that hung up while its payment settled did not get the
+	// answer, though writing it into the server's buffer succeeds: its
+	// retry with the payment gets the scan.
+	wrote := h.writeAnswer(w, offer, a)
+	h.sent(a, wrote && r.Context().Err() == nil)
 }
 
 // writeAnswer renders a paid scan's answer as POST /scan gives it, and

@@ -412,7 +412,7 @@ func TestFacilitatorUnavailable(t *testing.T) {
 // failingStore fails Settle, as a full disk would.
 type failingStore struct{ store.Store }
 
-func (failingStore) Settle(context.Context, string, string, store.LedgerRow, time.Time) (bool, error) {
+func (failingStore) Settle(context.Context, string, string, string, store.LedgerRow, time.Time) (bool, error) {
 	return false, errors.New("disk full")
 }
 

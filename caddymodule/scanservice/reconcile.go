@@ -23,6 +23,9 @@ const (
 	// payment counts as left behind: until then its own request, here or
 	// on another server, may still be waiting for the facilitator.
 	staleMargin = 15 * time.Second
+	// deliveryLease is how long a payment another live server settled is
+	// left to it to answer and mark delivered.
+	deliveryLease = 2 * time.Second
 	// unresolvedAfter is how long a payment whose fate cannot be learnt
 	// stays settling before it is marked failed and left to the operator.
 	unresolvedAfter = 15 * time.Minute
@@ -153,12 +156,11 @@ func (h *Handler) reconcile(ctx context.Context) {
 	}
 }
 
-// reconcileOnce looks at each payment settling for longer than its own
-// request can take, once.
+// reconcileOnce looks once at each payment settling that no live request
+// is handling.
 func (h *Handler) reconcileOnce(ctx context.Context) {
-	stale := h.settleTimeout() + staleMargin
 	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	ps, err := h.store.Settling(lctx, h.now().Add(-stale), 100)
+	ps, err := h.store.Settling(lctx, h.now(), 100)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
@@ -169,6 +171,12 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 	for _, p := range ps {
 		if ctx.Err() != nil {
 			return
+		}
+		// A payment of a live server (this one included) is its
+		// request's until the request's deadline; one of a dead server
+		// is left behind at once.
+		if (h.store.busy(p) || p.Owner == h.store.id) && h.now().Sub(p.Since) < h.stale() {
+			continue
 		}
 		if !h.store.inflight.claim(p.Key) {
 			continue // its request is still here
@@ -188,6 +196,9 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 		h.store.inflight.drop(p.Key)
 	}
 }
+
+// stale is the longest a payment's own request can keep it settling.
+func (h *Handler) stale() time.Duration { return h.settleTimeout() + staleMargin }
 
 // settleTimeout is the facilitator's settle bound, as the client uses it.
 func (h *Handler) settleTimeout() time.Duration {

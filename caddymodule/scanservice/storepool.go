@@ -2,8 +2,13 @@ package scanservice
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -23,6 +28,7 @@ var stores = caddy.NewUsagePool()
 // payments beyond the store itself.
 type pooledStore struct {
 	store.Store
+	id         string      // this server, as the payments it owns name it
 	inflight   *inflight   // payments a request or reconciliation is handling
 	unrecorded *unrecorded // landed payments whose ledger row is not written yet
 	deliveries *deliveries // delivered payments whose mark is not written yet
@@ -34,8 +40,43 @@ type pooledStore struct {
 // last handler using it is cleaned up.
 func (p *pooledStore) Destruct() error {
 	p.stop()
-	p.deliveries.flush(context.Background(), p.Store, time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	p.deliveries.flush(ctx, p.Store, time.Now())
+	p.Store.Leave(ctx, p.id) // best effort: without it, others wait out the heartbeat
 	return p.Store.Close()
+}
+
+// Servers beat every heartbeatEvery; one not seen for ownerTimeout is
+// taken for dead, and its payments in flight for left behind.
+const (
+	heartbeatEvery = 2 * time.Second
+	ownerTimeout   = 3 * heartbeatEvery
+)
+
+// beat records that this server is alive until ctx ends.
+func (p *pooledStore) beat(ctx context.Context, logger *zap.Logger) {
+	t := time.NewTicker(heartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		bctx, cancel := context.WithTimeout(ctx, heartbeatEvery)
+		if err := p.Heartbeat(bctx, p.id, time.Now()); err != nil && ctx.Err() == nil {
+			logger.Error("recording this server's heartbeat in the store", zap.Error(err))
+		}
+		cancel()
+	}
+}
+
+// busy reports whether a payment in flight belongs to another server that
+// is alive: that server may be handling it right now.
+func (p *pooledStore) busy(pay store.Payment) bool {
+	return pay.Owner != "" && pay.Owner != p.id && !pay.OwnerSeen.IsZero() &&
+		time.Since(pay.OwnerSeen) < ownerTimeout
 }
 
 // sharedStore is one handler's reference to a pooled store.
@@ -44,32 +85,77 @@ type sharedStore struct {
 	key string
 }
 
+// generations counts, per backing database, the pooled stores found gone
+// (their file deleted or replaced): a config loaded after that opens the
+// file at the path anew instead of sharing the dead store.
+var generations struct {
+	sync.Mutex
+	n map[string]int
+}
+
 // openShared opens cfg's store, or takes another reference to it when it is
-// already open in this process.
+// already open in this process. A SQLite file is known by its real path,
+// symbolic links resolved, so two names of one file share one store.
 func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sharedStore, error) {
-	key := cfg.Driver + ":" + cfg.Path
+	base := cfg.Driver + ":" + cfg.Path
 	if cfg.Driver == "sqlite" && cfg.Path != "" {
 		if abs, err := filepath.Abs(cfg.Path); err == nil {
-			key = cfg.Driver + ":" + abs
+			base = cfg.Driver + ":" + realPath(abs)
 		}
 	}
-	v, _, err := stores.LoadOrNew(key, func() (caddy.Destructor, error) {
-		s, err := store.Open(ctx, cfg)
+	for attempt := 0; ; attempt++ {
+		generations.Lock()
+		key := base + "#" + strconv.Itoa(generations.n[base])
+		generations.Unlock()
+		v, _, err := stores.LoadOrNew(key, func() (caddy.Destructor, error) { return newPooled(ctx, cfg, logger) })
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("opening the store: %w", err)
 		}
-		// The delivery marks outlive any one config: they are written
-		// until the store closes.
-		bg, stop := context.WithCancel(context.Background())
-		p := &pooledStore{Store: s, inflight: new(inflight), unrecorded: new(unrecorded),
-			deliveries: newDeliveries(logger), replays: newReplays(), stop: stop}
-		go p.deliveries.run(bg, s)
-		return p, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("opening the store: %w", err)
+		s := &sharedStore{pooledStore: v.(*pooledStore), key: key}
+		if _, _, err := s.Payment(ctx, ""); !errors.Is(err, store.ErrFileGone) || attempt > 0 {
+			return s, nil
+		}
+		s.release()
+		generations.Lock()
+		if generations.n == nil {
+			generations.n = map[string]int{}
+		}
+		generations.n[base]++
+		generations.Unlock()
 	}
-	return &sharedStore{pooledStore: v.(*pooledStore), key: key}, nil
+}
+
+// realPath is abs with symbolic links resolved, as far as it exists.
+func realPath(abs string) string {
+	if p, err := filepath.EvalSymlinks(abs); err == nil {
+		return p
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+func newPooled(ctx context.Context, cfg store.Config, logger *zap.Logger) (*pooledStore, error) {
+	s, err := store.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var id [16]byte
+	rand.Read(id[:])
+	p := &pooledStore{Store: s, id: hex.EncodeToString(id[:]), inflight: new(inflight),
+		unrecorded: new(unrecorded), deliveries: newDeliveries(logger), replays: newReplays()}
+	if err := s.Heartbeat(ctx, p.id, time.Now()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// The delivery marks and the heartbeat outlive any one config: they
+	// go on until the store closes.
+	bg, stop := context.WithCancel(context.Background())
+	p.stop = stop
+	go p.deliveries.run(bg, s)
+	go p.beat(bg, logger)
+	return p, nil
 }
 
 // release drops this reference; the store is closed with the last one.

@@ -34,7 +34,7 @@ func record(t *testing.T, s store.Store, key string, row store.LedgerRow) {
 	if _, ok, err := s.Reserve(ctx, p, row.Time); err != nil || !ok {
 		t.Fatalf("reserve %s: %v %v", key, ok, err)
 	}
-	if ok, err := s.Settle(ctx, key, "tx-"+key, row, row.Time); err != nil || !ok {
+	if ok, err := s.Settle(ctx, key, "server-a", "tx-"+key, row, row.Time); err != nil || !ok {
 		t.Fatalf("settle %s: %v %v", key, ok, err)
 	}
 }
@@ -137,7 +137,7 @@ func testSettleOnce(t *testing.T, fresh Fresh) {
 			if i%2 == 1 {
 				s = b
 			}
-			ok, err := s.Settle(ctx, p.Key, "5sig", row, noon.Add(time.Second))
+			ok, err := s.Settle(ctx, p.Key, "server-a", "5sig", row, noon.Add(time.Second))
 			if err != nil {
 				t.Error(err)
 			}
@@ -182,7 +182,7 @@ func testLifecycle(t *testing.T, fresh Fresh) {
 	for _, k := range []string{"a", "b"} {
 		row := payment(k).Row
 		row.Time = noon
-		if ok, err := s.Settle(ctx, k, "tx"+k, row, noon); err != nil || !ok {
+		if ok, err := s.Settle(ctx, k, "server-a", "tx"+k, row, noon); err != nil || !ok {
 			t.Fatal(k, ok, err)
 		}
 	}
@@ -207,7 +207,7 @@ func testLifecycle(t *testing.T, fresh Fresh) {
 	}
 	// Settling a delivered or failed payment writes no second row.
 	for _, k := range []string{"a", "f"} {
-		if ok, err := s.Settle(ctx, k, "again", payment(k).Row, noon); err != nil || ok {
+		if ok, err := s.Settle(ctx, k, "server-a", "again", payment(k).Row, noon); err != nil || ok {
 			t.Errorf("settled %s again: %v %v", k, ok, err)
 		}
 	}
@@ -232,7 +232,7 @@ func testSettling(t *testing.T, fresh Fresh) {
 			t.Fatal(ok, err)
 		}
 	}
-	if ok, err := s.Settle(ctx, "p1", "tx", payment("p1").Row, noon.Add(10*time.Minute)); err != nil || !ok {
+	if ok, err := s.Settle(ctx, "p1", "server-a", "tx", payment("p1").Row, noon.Add(10*time.Minute)); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	got, err := open().Settling(ctx, noon.Add(3*time.Minute+time.Second), 10)
@@ -248,5 +248,65 @@ func testSettling(t *testing.T, fresh Fresh) {
 	}
 	if got, err := s.Settling(ctx, noon.Add(time.Hour), 2); err != nil || len(got) != 2 || got[0].Key != "p0" {
 		t.Fatalf("limit 2: %+v %v", got, err)
+	}
+}
+
+// testOwners: a payment in flight names its owner and when the owner last
+// beat, seen from another handle; settling hands it to the settling server;
+// a server that leaves is seen no more.
+func testOwners(t *testing.T, fresh Fresh) {
+	open := fresh(t)
+	a, b := open(), open()
+	ctx := context.Background()
+	if err := a.Heartbeat(ctx, "server-a", noon); err != nil {
+		t.Fatal(err)
+	}
+	p := payment("owned")
+	p.Owner = "server-a"
+	if _, ok, err := a.Reserve(ctx, p, noon); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	orphan := payment("orphan")
+	orphan.Owner = "server-gone"
+	if _, ok, err := a.Reserve(ctx, orphan, noon); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := a.Heartbeat(ctx, "server-a", noon.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := b.Payment(ctx, "owned")
+	if err != nil || got.Owner != "server-a" || !got.OwnerSeen.Equal(noon.Add(2*time.Second)) {
+		t.Fatalf("owned payment seen from another handle: %+v %v", got, err)
+	}
+	got, _, err = b.Payment(ctx, "orphan")
+	if err != nil || got.Owner != "server-gone" || !got.OwnerSeen.IsZero() {
+		t.Fatalf("payment of a server that never beat: %+v %v, want a zero OwnerSeen", got, err)
+	}
+	list, err := b.Settling(ctx, noon.Add(time.Hour), 10)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("settling: %+v %v", list, err)
+	}
+	for _, q := range list {
+		if q.Key == "owned" && q.Owner != "server-a" {
+			t.Fatalf("Settling lost the owner: %+v", q)
+		}
+	}
+	row := p.Row
+	row.Time = noon
+	if ok, err := b.Settle(ctx, "owned", "server-b", "tx", row, noon.Add(3*time.Second)); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := b.Heartbeat(ctx, "server-b", noon.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err = a.Payment(ctx, "owned"); err != nil || got.State != store.PaymentSettled || got.Owner != "server-b" ||
+		!got.OwnerSeen.Equal(noon.Add(3*time.Second)) || !got.Since.Equal(noon.Add(3*time.Second)) {
+		t.Fatalf("settled by server-b: %+v %v", got, err)
+	}
+	if err := b.Leave(ctx, "server-b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err = a.Payment(ctx, "owned"); err != nil || !got.OwnerSeen.IsZero() {
+		t.Fatalf("after its owner left: %+v %v, want a zero OwnerSeen", got, err)
 	}
 }

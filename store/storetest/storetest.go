@@ -35,6 +35,7 @@ func Run(t *testing.T, fresh Fresh) {
 	t.Run("SettleOnce", func(t *testing.T) { testSettleOnce(t, fresh) })
 	t.Run("PaymentLifecycle", func(t *testing.T) { testLifecycle(t, fresh) })
 	t.Run("SettlingInFlight", func(t *testing.T) { testSettling(t, fresh) })
+	t.Run("Owners", func(t *testing.T) { testOwners(t, fresh) })
 	t.Run("LedgerRoundTrip", func(t *testing.T) { testLedger(t, fresh) })
 	t.Run("Prune", func(t *testing.T) { testPrune(t, fresh) })
 }
