@@ -42,13 +42,29 @@ func TestMain(m *testing.M) {
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The kernel may hand a port just closed out again: two calls in a
+	// row must not give one test the same port twice.
+	givenPorts.Lock()
+	defer givenPorts.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !givenPorts.m[port] {
+			givenPorts.m[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+// givenPorts are the ports freePort gave in this process.
+var givenPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
 
 // server is one running caddy process.
 type server struct {
