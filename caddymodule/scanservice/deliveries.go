@@ -98,14 +98,5 @@ func (d *deliveries) flush(ctx context.Context, st store.Store, before time.Time
 // run writes the marks as they come of age until ctx ends. The last flush
 // is the pooled store's, before it closes.
 func (d *deliveries) run(ctx context.Context, st store.Store) {
-	t := time.NewTicker(deliveryGrace / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			d.flush(ctx, st, time.Now().Add(-deliveryGrace))
-		}
-	}
+	repeat(ctx, deliveryGrace/2, func() { d.flush(ctx, st, time.Now().Add(-deliveryGrace)) })
 }

@@ -144,16 +144,7 @@ func (h *Handler) reconcile(ctx context.Context) {
 	if every <= 0 {
 		every = reconcileEvery
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		h.reconcileOnce(ctx)
-	}
+	repeat(ctx, every, func() { h.reconcileOnce(ctx) })
 }
 
 // reconcileOnce looks once at each payment settling that no live request

@@ -56,19 +56,27 @@ const (
 
 // beat records that this server is alive until ctx ends.
 func (p *pooledStore) beat(ctx context.Context, logger *zap.Logger) {
-	t := time.NewTicker(heartbeatEvery)
+	repeat(ctx, heartbeatEvery, func() {
+		bctx, cancel := context.WithTimeout(ctx, heartbeatEvery)
+		defer cancel()
+		if err := p.Heartbeat(bctx, p.id, time.Now()); err != nil && ctx.Err() == nil {
+			logger.Error("recording this server's heartbeat in the store", zap.Error(err))
+		}
+	})
+}
+
+// repeat runs fn every d until ctx ends: the background work of the
+// service (heartbeat, delivery marks, reconciliation, pruning).
+func repeat(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			fn()
 		}
-		bctx, cancel := context.WithTimeout(ctx, heartbeatEvery)
-		if err := p.Heartbeat(bctx, p.id, time.Now()); err != nil && ctx.Err() == nil {
-			logger.Error("recording this server's heartbeat in the store", zap.Error(err))
-		}
-		cancel()
 	}
 }
 
@@ -173,14 +181,7 @@ func (h *Handler) prune(ctx context.Context, st store.Store) {
 	if every <= 0 {
 		every = time.Hour
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	repeat(ctx, every, func() {
 		keep := max(48*time.Hour, h.interval)
 		n, err := st.Prune(ctx, h.now().Add(-keep))
 		if err != nil && ctx.Err() == nil {
@@ -190,5 +191,5 @@ func (h *Handler) prune(ctx context.Context, st store.Store) {
 				ce.Write(zap.Int64("deleted", n))
 			}
 		}
-	}
+	})
 }
