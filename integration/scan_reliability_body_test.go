@@ -185,30 +185,6 @@ func TestScanReliabilityBodies(t *testing.T) {
 	}
 }
 
-// rawPostHdr is rawPost where an empty header value removes the header.
-func rawPostHdr(url string, body []byte, hdr map[string]string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	c := &http.Client{Timeout: 30 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b, err
-}
-
 // TestScanReliabilityWire covers what a client library would not send:
 // wrong methods, a declared length far over the cap with no body behind it,
 // and an endless chunked body. Each is answered 413 while the client is

@@ -164,13 +164,22 @@ func fetchOffer(t *testing.T, url string) *x402.PaymentRequired {
 
 // rawPost sends one request and never fails the test on a transport error.
 func rawPost(url string, body []byte, hdr map[string]string) (int, http.Header, []byte, error) {
+	return rawPostHdr(url, body, hdr)
+}
+
+// rawPostHdr is rawPost where an empty header value removes the header.
+func rawPostHdr(url string, body []byte, hdr map[string]string) (int, http.Header, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	c := &http.Client{Timeout: 60 * time.Second}
 	resp, err := c.Do(req)
