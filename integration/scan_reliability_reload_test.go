@@ -109,7 +109,7 @@ func reloadUnderLoad(t *testing.T, removed bool) {
 				return
 			default:
 			}
-			body := jsonBody(t, map[string]string{"text": "hello", "caller": newGoPayer(fmt.Sprint("reload caller ", i%5)).addr})
+			body := jsonBody(t, map[string]string{"text": "hello", "caller": newGoPayer(fmt.Sprint("reload caller ", i)).addr}) // each within its day's limit
 			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/precheck", strings.NewReader(string(body)))
 			resp, err := client.Do(req)
 			if err != nil {
