@@ -82,6 +82,17 @@ type server struct {
 // every address in waitFor accepts TCP connections. env adds variables.
 func startCaddy(t testing.TB, caddyfile string, env []string, waitFor ...string) *server {
 	t.Helper()
+	s := launchCaddy(t, caddyfile, env, nil)
+	for _, addr := range waitFor {
+		s.waitTCP(addr)
+	}
+	return s
+}
+
+// launchCaddy starts caddy as startCaddy does, its command line prefixed
+// by prefix (for example unshare and mount), and does not wait for it.
+func launchCaddy(t testing.TB, caddyfile string, env, prefix []string) *server {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(cfg, []byte(caddyfile), 0o644); err != nil {
@@ -92,7 +103,8 @@ func startCaddy(t testing.TB, caddyfile string, env []string, waitFor ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(caddyBin, "run", "--config", cfg, "--adapter", "caddyfile")
+	args := append(append([]string{}, prefix...), caddyBin, "run", "--config", cfg, "--adapter", "caddyfile")
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
@@ -108,9 +120,6 @@ func startCaddy(t testing.TB, caddyfile string, env []string, waitFor ...string)
 	s := &server{t: t, cmd: cmd, Dir: dir, LogPath: logPath, done: make(chan struct{})}
 	go func() { cmd.Wait(); logf.Close(); close(s.done) }()
 	t.Cleanup(s.Stop)
-	for _, addr := range waitFor {
-		s.waitTCP(addr)
-	}
 	return s
 }
 

@@ -10,13 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -226,33 +222,7 @@ func offerError(h http.Header) string {
 // not wait for it to listen.
 func startCaddyIn(t *testing.T, caddyfile string, prefix ...string) *server {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(cfg, []byte(caddyfile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "caddy.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append(append([]string{}, prefix...), caddyBin, "run", "--config", cfg, "--adapter", "caddyfile")
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"HOME="+dir,
-	)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, Dir: dir, LogPath: logPath, done: make(chan struct{})}
-	go func() { cmd.Wait(); logf.Close(); close(s.done) }()
-	t.Cleanup(s.Stop)
-	return s
+	return launchCaddy(t, caddyfile, nil, prefix)
 }
 
 // exited waits up to d for the process to end and reports whether it did.
