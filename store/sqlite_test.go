@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/store/pgtest"
 	"github.com/promptwall/promptwall/store/storetest"
 )
 
@@ -167,7 +168,9 @@ func TestMain(m *testing.M) {
 		crashWriter(path, os.Getenv("STORE_CRASH_ROUND"))
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
 // crashWriter settles payments until killed, printing each one's number

@@ -165,11 +165,15 @@ type Quota struct {
 
 // Config selects and configures a backend.
 type Config struct {
-	// Driver is the backend: "sqlite" (the default when empty).
+	// Driver is the backend: "sqlite" (the default when empty) or
+	// "postgres".
 	Driver string `json:"driver,omitempty"`
 	// Path is the SQLite database file. It and its directory are created
 	// on first use.
 	Path string `json:"path,omitempty"`
+	// DSN is the PostgreSQL connection string (postgres:// URL or
+	// key=value), with credentials and TLS settings as pgx reads them.
+	DSN string `json:"dsn,omitempty"`
 }
 
 // Open opens the backend cfg names.
@@ -180,8 +184,13 @@ func Open(ctx context.Context, cfg Config) (Store, error) {
 			return nil, errors.New("store: sqlite needs a path")
 		}
 		return OpenSQLite(ctx, cfg.Path)
+	case "postgres":
+		if cfg.DSN == "" {
+			return nil, errors.New("store: postgres needs a DSN")
+		}
+		return OpenPostgreSQL(ctx, cfg.DSN)
 	default:
-		return nil, fmt.Errorf("store: unknown driver %q (supported: sqlite)", cfg.Driver)
+		return nil, fmt.Errorf("store: unknown driver %q (supported: sqlite, postgres)", cfg.Driver)
 	}
 }
 
