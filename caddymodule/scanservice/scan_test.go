@@ -298,7 +298,8 @@ func TestValidate(t *testing.T) {
 		{"bad network", Handler{Free: true, Network: "ethereum"}, "unknown network"},
 		{"bad price", Handler{Free: true, Price: "one cent"}, "price"},
 		{"zero price", Handler{Free: true, Price: "0"}, "price"},
-		{"unknown store", Handler{Free: true, Store: &store.Config{Driver: "postgres"}}, "unknown driver"},
+		{"postgres without a DSN", Handler{Free: true, Store: &store.Config{Driver: "postgres"}}, "postgres needs a DSN"},
+		{"unknown store", Handler{Free: true, Store: &store.Config{Driver: "mongodb"}}, "unknown driver"},
 		{"missing rulebook", Handler{Free: true, Rulebook: "/nonexistent/rules.json"}, "rulebook"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
