@@ -33,6 +33,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/promptwall/promptwall/bench/proccpu"
 	"io"
 	"net"
 	"net/http"
@@ -150,31 +151,6 @@ type stats struct {
 	cpuPerReq     time.Duration // of the -cpu-pid process; 0 if unknown
 }
 
-// procCPU returns the user+system CPU time of process pid, or -1.
-func procCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// Fields after the parenthesised command name; utime and stime are
-	// fields 14 and 15 of the whole line, in clock ticks (100 per second
-	// on Linux).
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return -1
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	k, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return time.Duration(u+k) * 10 * time.Millisecond
-}
-
 func load(args []string) {
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	var ts targets
@@ -234,9 +210,9 @@ func load(args []string) {
 				if p, ok := pids[t.name]; ok {
 					pid = p
 				}
-				c0 := procCPU(pid)
+				c0 := proccpu.Of(pid)
 				st := run(t.url, b, stampAt, hdr, *conns, *dur)
-				if c1 := procCPU(pid); c0 >= 0 && c1 >= 0 && st.n > 0 {
+				if c1 := proccpu.Of(pid); c0 >= 0 && c1 >= 0 && st.n > 0 {
 					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
 				}
 				results[i] = append(results[i], st)

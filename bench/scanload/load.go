@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/promptwall/promptwall/bench/proccpu"
 	"io"
 	"net/http"
 	"slices"
@@ -136,7 +137,7 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
-	cpu0 := procCPU(t.pid)
+	cpu0 := proccpu.Of(t.pid)
 	start := time.Now()
 	for w := range l.conc {
 		wg.Go(func() {
@@ -159,7 +160,7 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1 := procCPU(t.pid)
+	cpu1 := proccpu.Of(t.pid)
 	if firstErr != nil {
 		return round{}, firstErr
 	}
