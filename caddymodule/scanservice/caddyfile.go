@@ -155,14 +155,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.PrecheckSignIn = cfg
 		case "store":
-			var driver, path string
-			if !d.AllArgs(&driver, &path) {
+			var driver, arg string
+			if !d.AllArgs(&driver, &arg) {
 				return d.ArgErr()
 			}
-			if driver != "sqlite" {
-				return d.Errf("unknown store driver '%s' (supported: sqlite)", driver)
+			switch driver {
+			case "sqlite":
+				h.Store = &store.Config{Driver: driver, Path: arg}
+			case "postgres":
+				h.Store = &store.Config{Driver: driver, DSN: arg}
+			default:
+				return d.Errf("unknown store driver '%s' (supported: sqlite, postgres)", driver)
 			}
-			h.Store = &store.Config{Driver: driver, Path: path}
 		case "rulebook":
 			if !d.AllArgs(&h.Rulebook) {
 				return d.ArgErr()

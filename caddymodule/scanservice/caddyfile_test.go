@@ -32,7 +32,7 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"sign-in junk", "prompt_scan {\n precheck_sign_in https://s.example key x\n}", "expected 'secret <secret>'"},
 		{"sign-in secret missing", "prompt_scan {\n precheck_sign_in https://s.example secret\n}", "expected 'secret <secret>'"},
 		{"sign-in extra", "prompt_scan {\n precheck_sign_in https://s.example secret x y\n}", "wrong argument count"},
-		{"unknown store", "prompt_scan {\n store postgres db\n}", "unknown store driver 'postgres'"},
+		{"unknown store", "prompt_scan {\n store mysql db\n}", "unknown store driver 'mysql'"},
 		{"rpc without url", "prompt_scan {\n rpc\n}", "wrong argument count"},
 		{"store without path", "prompt_scan {\n store sqlite\n}", "wrong argument count"},
 		{"facilitator junk", "prompt_scan {\n facilitator https://f.example auth x\n}", "expected 'header <name> <value>'"},

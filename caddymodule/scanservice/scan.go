@@ -268,6 +268,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if h.Store.Path != "" {
 			cfg.Path = h.Store.Path
 		}
+		cfg.DSN = repl.ReplaceKnown(h.Store.DSN, "")
 	}
 	if h.store, err = openShared(ctx, cfg, h.logger); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)

@@ -3,6 +3,7 @@ package scanservice
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -106,7 +107,10 @@ var generations struct {
 // symbolic links resolved, so two names of one file share one store.
 func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sharedStore, error) {
 	base := cfg.Driver + ":" + cfg.Path
-	if cfg.Driver == "sqlite" && cfg.Path != "" {
+	if cfg.Driver == "postgres" {
+		sum := sha256.Sum256([]byte(cfg.DSN)) // the key is never printed, but keep the password out of it
+		base = cfg.Driver + ":" + hex.EncodeToString(sum[:])
+	} else if cfg.Driver == "sqlite" && cfg.Path != "" {
 		if abs, err := filepath.Abs(cfg.Path); err == nil {
 			base = cfg.Driver + ":" + realPath(abs)
 		}
