@@ -19,7 +19,7 @@ func TestPostgreSQL(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) func() store.Store {
 		dsn := srv.Database(t)
 		return func() store.Store {
-			s, err := store.Open(context.Background(), store.Config{Driver: "postgres", DSN: dsn})
+			s, err := store.OpenPostgreSQL(context.Background(), dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestPostgreSQLErrorsHideTheDSN(t *testing.T) {
 		"postgres://promptwall:s3cret-pw@127.0.0.1:1/scan?sslmode=disable&connect_timeout=2", // nothing listens
 		"postgres://promptwall:s3cret-pw@[::1:bad/scan",                                      // unparseable
 	} {
-		_, err := store.Open(context.Background(), store.Config{Driver: "postgres", DSN: dsn})
+		_, err := store.OpenPostgreSQL(context.Background(), dsn)
 		if err == nil || strings.Contains(err.Error(), "s3cret-pw") {
 			t.Fatalf("open %q: %v, want an error without the password", dsn, err)
 		}

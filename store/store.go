@@ -2,30 +2,19 @@
 // and across restarts: the payments ledger, the free pre-check counters and
 // the keys of payments already used.
 //
-// The Store interface is the whole contract; SQLite (one local file, a
-// pure-Go driver) is the default backend. A PostgreSQL backend for several
-// servers sharing one store goes behind the same interface, with the same
-// schema and the same tests (package storetest).
+// The Store interface is the whole contract. SQLite (one local file, a
+// pure-Go driver) is the default backend; PostgreSQL is the backend of
+// several servers sharing one store. Both pass the same suite (package
+// storetest). The scan service names them as Caddy modules (package
+// caddymodule/stores); this package knows nothing of Caddy.
 //
 // Nothing here ever sees a submitted text: the ledger holds the payer, the
 // time, the price, the verdict and per-category counts, and nothing else;
 // a payment holds its signed transaction and the ledger row it will write.
-//
-// A PostgreSQL backend keeps the same three tables (ledger with time as
-// timestamptz and category_counts as jsonb; precheck keyed by caller;
-// payments keyed by key) and the same atomic steps: Precheck as one
-// transaction that locks the caller's row (INSERT ... ON CONFLICT DO
-// NOTHING, then SELECT ... FOR UPDATE) around decide, and PrecheckAll
-// likewise with every counter's row locked, in key order so that two
-// transactions cannot deadlock; Reserve as INSERT ... ON CONFLICT DO
-// NOTHING; Settle as one transaction of a conditional UPDATE and the
-// ledger INSERT, committed with synchronous_commit on. It then passes
-// storetest.Run unchanged.
 package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -161,37 +150,6 @@ type Quota struct {
 	// RetryAfter is how long until a pre-check would be allowed again
 	// (zero when Allowed).
 	RetryAfter time.Duration
-}
-
-// Config selects and configures a backend.
-type Config struct {
-	// Driver is the backend: "sqlite" (the default when empty) or
-	// "postgres".
-	Driver string `json:"driver,omitempty"`
-	// Path is the SQLite database file. It and its directory are created
-	// on first use.
-	Path string `json:"path,omitempty"`
-	// DSN is the PostgreSQL connection string (postgres:// URL or
-	// key=value), with credentials and TLS settings as pgx reads them.
-	DSN string `json:"dsn,omitempty"`
-}
-
-// Open opens the backend cfg names.
-func Open(ctx context.Context, cfg Config) (Store, error) {
-	switch cfg.Driver {
-	case "", "sqlite":
-		if cfg.Path == "" {
-			return nil, errors.New("store: sqlite needs a path")
-		}
-		return OpenSQLite(ctx, cfg.Path)
-	case "postgres":
-		if cfg.DSN == "" {
-			return nil, errors.New("store: postgres needs a DSN")
-		}
-		return OpenPostgreSQL(ctx, cfg.DSN)
-	default:
-		return nil, fmt.Errorf("store: unknown driver %q (supported: sqlite, postgres)", cfg.Driver)
-	}
 }
 
 // precheckState is one caller's counter as a backend keeps it.

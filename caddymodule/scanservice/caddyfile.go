@@ -3,13 +3,15 @@ package scanservice
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/promptwall/promptwall/store"
+	"github.com/promptwall/promptwall/caddymodule/stores"
 )
 
 func init() {
@@ -44,10 +46,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		precheck_interval    <duration>|none
 //		precheck_address_daily_limit <n>|unlimited
 //		precheck_sign_in <origin> [secret <secret>]
-//		store        sqlite <file>
+//		store        sqlite <file> | postgres <dsn> | <driver> <args>...
 //		rulebook     <file>
 //		cors_origins *|<origin>...
 //	}
+//
+// store names a promptwall.stores backend and hands it the rest of the
+// line: `store sqlite <file>` for one server, `store postgres <dsn>` (such
+// as `store postgres {env.DATABASE_URL}`) for several sharing one database.
 //
 // precheck_sign_in turns on wallet proofs (x402 sign-in-with-x) for
 // pre-checks; origin is the service's public origin as clients see it.
@@ -155,18 +161,19 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.PrecheckSignIn = cfg
 		case "store":
-			var driver, arg string
-			if !d.AllArgs(&driver, &arg) {
+			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			switch driver {
-			case "sqlite":
-				h.Store = &store.Config{Driver: driver, Path: arg}
-			case "postgres":
-				h.Store = &store.Config{Driver: driver, DSN: arg}
-			default:
-				return d.Errf("unknown store driver '%s' (supported: sqlite, postgres)", driver)
+			driver := d.Val()
+			id := stores.Namespace + "." + driver
+			if _, err := caddy.GetModule(id); err != nil {
+				return d.Errf("unknown store driver '%s' (known: %s)", driver, strings.Join(stores.Drivers(), ", "))
 			}
+			unm, err := caddyfile.UnmarshalModule(d, id)
+			if err != nil {
+				return err
+			}
+			h.StoreRaw = caddyconfig.JSONModuleObject(unm, "driver", driver, nil)
 		case "rulebook":
 			if !d.AllArgs(&h.Rulebook) {
 				return d.ArgErr()

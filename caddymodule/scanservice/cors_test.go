@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/promptwall/promptwall/store"
 )
 
 const appOrigin = "https://app.example.com"
@@ -154,7 +152,7 @@ func TestCORSOriginsValidation(t *testing.T) {
 		{"empty", []string{""}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := &Handler{Free: true, CORSOrigins: c.origins, Store: &store.Config{Driver: "sqlite", Path: t.TempDir() + "/s.db"}}
+			h := &Handler{Free: true, CORSOrigins: c.origins, StoreRaw: sqliteAt(t.TempDir() + "/s.db")}
 			if err := provisionOnly(t, h); err != nil {
 				t.Fatal(err)
 			}

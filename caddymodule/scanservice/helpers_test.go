@@ -18,12 +18,14 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/promptwall/promptwall/caddymodule/stores"
 	"github.com/promptwall/promptwall/store"
 	"github.com/promptwall/promptwall/x402"
 )
@@ -74,8 +76,8 @@ type testHandler struct {
 func newTestHandler(t testing.TB, h *Handler) *testHandler {
 	t.Helper()
 	dbPath := filepath.Join(t.TempDir(), "scan.db")
-	if h.Store == nil {
-		h.Store = &store.Config{Driver: "sqlite", Path: dbPath}
+	if h.StoreRaw == nil {
+		h.StoreRaw = sqliteAt(dbPath)
 	}
 	clk := &clock{t: time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)}
 	h.now = clk.Now
@@ -93,7 +95,12 @@ func newTestHandler(t testing.TB, h *Handler) *testHandler {
 	if err := h.Validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	return &testHandler{Handler: h, clock: clk, logs: logs, dbPath: h.Store.Path}
+	return &testHandler{Handler: h, clock: clk, logs: logs, dbPath: dbPath}
+}
+
+// sqliteAt is the store config of a SQLite file at path.
+func sqliteAt(path string) json.RawMessage {
+	return caddyconfig.JSONModuleObject(stores.SQLite{Path: path}, "driver", "sqlite", nil)
 }
 
 // nextHandler marks requests that were passed on.

@@ -53,7 +53,7 @@ func TestCleanupWaitsForRequestsInFlight(t *testing.T) {
 		t.Fatalf("the paid scan in flight got %d", code)
 	}
 	// The row is in the file, which the last holder closed.
-	st, err := store.Open(context.Background(), store.Config{Driver: "sqlite", Path: th.dbPath})
+	st, err := store.OpenSQLite(context.Background(), th.dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

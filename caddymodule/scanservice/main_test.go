@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/store/pgtest"
 )
 
 // TestMain holds one reference to the embedded rulebook's engine for the
 // whole run, so handlers provisioned and cleaned up test after test share
-// one compiled engine instead of compiling it each time.
+// one compiled engine instead of compiling it each time, and stops the
+// private PostgreSQL a test may have started.
 func TestMain(m *testing.M) {
 	h, err := enginepool.Load("")
 	if err != nil {
@@ -19,5 +21,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	h.Release()
+	pgtest.StopShared()
 	os.Exit(code)
 }

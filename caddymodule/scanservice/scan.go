@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +26,6 @@ import (
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
 	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/mcp"
-	"github.com/promptwall/promptwall/store"
 	"github.com/promptwall/promptwall/x402"
 )
 
@@ -108,9 +106,12 @@ type Handler struct {
 	// the wallet alone, not its address. Default: off.
 	PrecheckSignIn *SignInConfig `json:"precheck_sign_in,omitempty"`
 
-	// Store holds the ledger, the pre-check counters and the used payment
-	// keys. Default: SQLite at promptwall/scan.db in Caddy's data directory.
-	Store *store.Config `json:"store,omitempty"`
+	// StoreRaw is the backend that holds the ledger, the pre-check
+	// counters and the used payment keys: a promptwall.stores module named
+	// by "driver", "sqlite" (one server) or "postgres" (several servers
+	// sharing one database). Default: SQLite at promptwall/scan.db in
+	// Caddy's data directory.
+	StoreRaw json.RawMessage `json:"store,omitempty" caddy:"namespace=promptwall.stores inline_key=driver"`
 
 	// Rulebook is a rulebook file. Default: the embedded published v1.
 	Rulebook string `json:"rulebook,omitempty"`
@@ -260,17 +261,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
 
-	cfg := store.Config{Driver: "sqlite", Path: filepath.Join(caddy.AppDataDir(), "promptwall", "scan.db")}
-	if h.Store != nil {
-		if h.Store.Driver != "" {
-			cfg.Driver = h.Store.Driver
-		}
-		if h.Store.Path != "" {
-			cfg.Path = h.Store.Path
-		}
-		cfg.DSN = repl.ReplaceKnown(h.Store.DSN, "")
+	backend, err := h.loadStore(ctx)
+	if err != nil {
+		return fmt.Errorf("prompt_scan: %w", err)
 	}
-	if h.store, err = openShared(ctx, cfg, h.logger); err != nil {
+	if h.store, err = openShared(ctx, backend, h.logger); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
 	eng, st := h.engine, h.store

@@ -3,11 +3,9 @@ package scanservice
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -16,14 +14,15 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/promptwall/promptwall/caddymodule/stores"
 	"github.com/promptwall/promptwall/store"
 )
 
-// stores shares one open store per backing database across handlers and
+// pool shares one open store per backing database across handlers and
 // config reloads: during a reload the old and the new config run side by
 // side, and both must count pre-checks and payment keys in the same place,
 // and know which payments the other is handling.
-var stores = caddy.NewUsagePool()
+var pool = caddy.NewUsagePool()
 
 // pooledStore is one open store with what this process knows of its
 // payments beyond the store itself.
@@ -102,24 +101,33 @@ var generations struct {
 	n map[string]int
 }
 
-// openShared opens cfg's store, or takes another reference to it when it is
-// already open in this process. A SQLite file is known by its real path,
-// symbolic links resolved, so two names of one file share one store.
-func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sharedStore, error) {
-	base := cfg.Driver + ":" + cfg.Path
-	if cfg.Driver == "postgres" {
-		sum := sha256.Sum256([]byte(cfg.DSN)) // the key is never printed, but keep the password out of it
-		base = cfg.Driver + ":" + hex.EncodeToString(sum[:])
-	} else if cfg.Driver == "sqlite" && cfg.Path != "" {
-		if abs, err := filepath.Abs(cfg.Path); err == nil {
-			base = cfg.Driver + ":" + realPath(abs)
-		}
+// loadStore is the configured backend, provisioned: SQLite at its default
+// path when none is configured.
+func (h *Handler) loadStore(ctx caddy.Context) (stores.Backend, error) {
+	if h.StoreRaw == nil {
+		b := new(stores.SQLite)
+		return b, b.Provision(ctx)
 	}
+	mod, err := ctx.LoadModule(h, "StoreRaw")
+	if err != nil {
+		return nil, fmt.Errorf("loading the store: %w", err)
+	}
+	b, ok := mod.(stores.Backend)
+	if !ok {
+		return nil, fmt.Errorf("store module %T is not a %s backend", mod, stores.Namespace)
+	}
+	return b, nil
+}
+
+// openShared opens b's store, or takes another reference to it when it is
+// already open in this process.
+func openShared(ctx context.Context, b stores.Backend, logger *zap.Logger) (*sharedStore, error) {
+	base := b.StoreKey()
 	for attempt := 0; ; attempt++ {
 		generations.Lock()
 		key := base + "#" + strconv.Itoa(generations.n[base])
 		generations.Unlock()
-		v, _, err := stores.LoadOrNew(key, func() (caddy.Destructor, error) { return newPooled(ctx, cfg, logger) })
+		v, _, err := pool.LoadOrNew(key, func() (caddy.Destructor, error) { return newPooled(ctx, b, logger) })
 		if err != nil {
 			return nil, fmt.Errorf("opening the store: %w", err)
 		}
@@ -137,19 +145,8 @@ func openShared(ctx context.Context, cfg store.Config, logger *zap.Logger) (*sha
 	}
 }
 
-// realPath is abs with symbolic links resolved, as far as it exists.
-func realPath(abs string) string {
-	if p, err := filepath.EvalSymlinks(abs); err == nil {
-		return p
-	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
-	}
-	return abs
-}
-
-func newPooled(ctx context.Context, cfg store.Config, logger *zap.Logger) (*pooledStore, error) {
-	s, err := store.Open(ctx, cfg)
+func newPooled(ctx context.Context, b stores.Backend, logger *zap.Logger) (*pooledStore, error) {
+	s, err := b.OpenStore(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +169,7 @@ func newPooled(ctx context.Context, cfg store.Config, logger *zap.Logger) (*pool
 
 // release drops this reference; the store is closed with the last one.
 func (s *sharedStore) release() error {
-	_, err := stores.Delete(s.key)
+	_, err := pool.Delete(s.key)
 	return err
 }
 
