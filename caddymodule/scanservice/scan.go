@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
+	"github.com/promptwall/promptwall/caddymodule/stores"
 	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/mcp"
 	"github.com/promptwall/promptwall/x402"
@@ -264,6 +265,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	backend, err := h.loadStore(ctx)
 	if err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
+	}
+	if _, local := backend.(*stores.SQLite); !local && h.signIn != nil && h.PrecheckSignIn.Secret == "" {
+		// A store shared by several servers means a load balancer: a
+		// challenge made with this process's random key fails on the others.
+		h.logger.Warn("precheck_sign_in has no secret: a challenge is only accepted by the server that made it; give every server the same secret")
 	}
 	if h.store, err = openShared(ctx, backend, h.logger); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)

@@ -111,3 +111,22 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatalf("the database counts %+v (%v), want 3 used", q, err)
 	}
 }
+
+// TestSharedStoreSignInWarning: on a shared store, sign-in without a
+// secret only works on the server that made the challenge; that is said.
+func TestSharedStoreSignInWarning(t *testing.T) {
+	t.Setenv("PROMPTWALL_TEST_DSN", pgtest.Shared(t).Database(t))
+	for _, tc := range []struct {
+		store, secret string
+		warned        int
+	}{
+		{"postgres {env.PROMPTWALL_TEST_DSN}", "", 1},
+		{"postgres {env.PROMPTWALL_TEST_DSN}", " secret 0123456789abcdef0123", 0},
+		{fmt.Sprintf("sqlite %q", filepath.Join(t.TempDir(), "s.db")), "", 0},
+	} {
+		th := newTestHandler(t, parsed(t, fmt.Sprintf("prompt_scan {\n free\n precheck_sign_in https://scan.example%s\n store %s\n}", tc.secret, tc.store)))
+		if n := th.logs.FilterMessageSnippet("precheck_sign_in has no secret").Len(); n != tc.warned {
+			t.Errorf("store %s, secret %q: %d warnings, want %d", tc.store, tc.secret, n, tc.warned)
+		}
+	}
+}
