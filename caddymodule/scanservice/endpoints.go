@@ -74,6 +74,7 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.logger.Error("pre-check quota", zap.Error(err))
+		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, codeStoreUnavailable, "the quota store is unavailable; try again shortly")
 		return
 	}

@@ -139,11 +139,11 @@ func TestStoreFileDeleted(t *testing.T) {
 		os.Remove(th.dbPath + suffix)
 	}
 	pc := th.do(t, "POST", "/precheck", `{"text": "hi", "caller": "`+payerAddr+`"}`, nil)
-	if pc.Code != 503 || errorCode(t, pc) != codeStoreUnavailable {
+	if pc.Code != 503 || errorCode(t, pc) != codeStoreUnavailable || pc.Header().Get("Retry-After") != "5" {
 		t.Fatalf("pre-check with the store deleted: %d %s", pc.Code, pc.Body)
 	}
 	w := pay(t, th, header)
-	if w.Code != 503 || errorCode(t, w) != codeStoreUnavailable || f.count("/settle") != 0 {
+	if w.Code != 503 || errorCode(t, w) != codeStoreUnavailable || w.Header().Get("Retry-After") != "5" || f.count("/settle") != 0 {
 		t.Fatalf("paid scan with the store deleted: %d %s, %d settle calls", w.Code, w.Body, f.count("/settle"))
 	}
 	if n := th.logs.FilterMessage("payment store unavailable").Len(); n == 0 {
