@@ -185,6 +185,17 @@ func (s *PostgreSQL) Settle(ctx context.Context, key, owner, transaction string,
 	return won, nil
 }
 
+// Claim implements Store: one conditional UPDATE, which PostgreSQL runs
+// on the row's latest version, so of claims from one owner one wins.
+func (s *PostgreSQL) Claim(ctx context.Context, key, from, to string, now time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx, "UPDATE inflight SET owner = $1, since = $2 WHERE key = $3 AND state = 'settled' AND owner = $4",
+		to, now.UTC(), key, from)
+	if err != nil {
+		return false, fmt.Errorf("store: claiming a paid scan: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // Deliver implements Store.
 func (s *PostgreSQL) Deliver(ctx context.Context, now time.Time, keys ...string) error {
 	if len(keys) == 0 {

@@ -186,6 +186,24 @@ func (s *SQLite) Settle(ctx context.Context, key, owner, transaction string, row
 	return true, nil
 }
 
+// Claim implements Store.
+func (s *SQLite) Claim(ctx context.Context, key, from, to string, now time.Time) (bool, error) {
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.unlock()
+	res, err := s.db.ExecContext(ctx, "UPDATE inflight SET owner = ?, since = ? WHERE key = ? AND state = 'settled' AND owner = ?",
+		to, formatTime(now), key, from)
+	if err != nil {
+		return false, fmt.Errorf("store: claiming a paid scan: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: claiming a paid scan: %w", err)
+	}
+	return n == 1, nil
+}
+
 // Deliver implements Store: a delivered payment leaves inflight, and its
 // used key stays in payments.
 func (s *SQLite) Deliver(ctx context.Context, now time.Time, keys ...string) error {

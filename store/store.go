@@ -57,8 +57,16 @@ type Store interface {
 	// first writes the one ledger row it ever has.
 	//
 	// owner is the server settling it, which gives its answer: the
-	// payment's owner from now on.
+	// payment's owner from now on. An empty owner means none gives it
+	// yet (a reconciliation recorded it): the next retry claims it.
 	Settle(ctx context.Context, key, owner, transaction string, row LedgerRow, now time.Time) (bool, error)
+
+	// Claim makes to the owner of a settled payment, the server giving
+	// its answer, if its owner is still from; of any number of servers
+	// that read one owner and claim the payment, exactly one gets true.
+	// to may be empty: the owner did not give the answer, and the next
+	// retry, on any server, may claim it. since becomes now.
+	Claim(ctx context.Context, key, from, to string, now time.Time) (bool, error)
 
 	// Deliver moves settled payments to delivered.
 	Deliver(ctx context.Context, now time.Time, keys ...string) error

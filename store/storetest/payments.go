@@ -310,3 +310,74 @@ func testOwners(t *testing.T, fresh Fresh) {
 		t.Fatalf("after its owner left: %+v %v, want a zero OwnerSeen", got, err)
 	}
 }
+
+// testClaim: of servers claiming one settled payment from the owner they
+// read, over several handles, exactly one wins; an owner that gives a
+// payment up (to "") lets the next claim win; only settled payments are
+// claimed.
+func testClaim(t *testing.T, fresh Fresh) {
+	open := fresh(t)
+	a, b := open(), open()
+	ctx := context.Background()
+	for _, k := range []string{"settled", "settling"} {
+		if _, ok, err := a.Reserve(ctx, payment(k), noon); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	row := payment("settled").Row
+	row.Time = noon
+	if ok, err := a.Settle(ctx, "settled", "server-dead", "tx", row, noon); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	var won atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, id := a, fmt.Sprintf("server-%d", i)
+			if i%2 == 1 {
+				s = b
+			}
+			ok, err := s.Claim(ctx, "settled", "server-dead", id, noon.Add(time.Second))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+				winner.Store(id)
+			}
+		}()
+	}
+	wg.Wait()
+	if won.Load() != 1 {
+		t.Fatalf("%d of 20 claims from one owner won, want exactly 1", won.Load())
+	}
+	id := winner.Load().(string)
+	got, _, err := b.Payment(ctx, "settled")
+	if err != nil || got.Owner != id || got.State != store.PaymentSettled || !got.Since.Equal(noon.Add(time.Second)) {
+		t.Fatalf("after the claim: %+v %v, want owner %s since noon+1s", got, err, id)
+	}
+	if ok, err := a.Claim(ctx, "settled", id, "", noon.Add(2*time.Second)); err != nil || !ok {
+		t.Fatalf("the owner giving it up: %v %v", ok, err)
+	}
+	if ok, err := b.Claim(ctx, "settled", id, "server-x", noon.Add(3*time.Second)); err != nil || ok {
+		t.Fatalf("a claim from the old owner after it gave up: %v %v, want false", ok, err)
+	}
+	if ok, err := b.Claim(ctx, "settled", "", "server-x", noon.Add(3*time.Second)); err != nil || !ok {
+		t.Fatalf("a claim of a payment nobody gives: %v %v", ok, err)
+	}
+	if ok, err := a.Claim(ctx, "settling", "", "server-x", noon); err != nil || ok {
+		t.Fatalf("a claim of a settling payment: %v %v, want false", ok, err)
+	}
+	if ok, err := a.Claim(ctx, "unknown", "", "server-x", noon); err != nil || ok {
+		t.Fatalf("a claim of an unknown payment: %v %v, want false", ok, err)
+	}
+	if err := a.Deliver(ctx, noon, "settled"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.Claim(ctx, "settled", "server-x", "server-y", noon); err != nil || ok {
+		t.Fatalf("a claim of a delivered payment: %v %v, want false", ok, err)
+	}
+}

@@ -36,6 +36,7 @@ func Run(t *testing.T, fresh Fresh) {
 	t.Run("PaymentLifecycle", func(t *testing.T) { testLifecycle(t, fresh) })
 	t.Run("SettlingInFlight", func(t *testing.T) { testSettling(t, fresh) })
 	t.Run("Owners", func(t *testing.T) { testOwners(t, fresh) })
+	t.Run("Claim", func(t *testing.T) { testClaim(t, fresh) })
 	t.Run("LedgerRoundTrip", func(t *testing.T) { testLedger(t, fresh) })
 	t.Run("Prune", func(t *testing.T) { testPrune(t, fresh) })
 }
