@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,40 @@ func (f *countingFacilitator) wasSettled(key string) bool {
 	return f.settled[key] > 0
 }
 
+// settles is how many /settle calls succeeded for the payment key.
+func (f *countingFacilitator) settles(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.settled[key]
+}
+
+// settleAgain asks the facilitator itself to settle a used payment header
+// once more and reports whether it said success: a facilitator that does
+// is what a server must not rely on to refuse a replay.
+func (f *countingFacilitator) settleAgain(t testing.TB, h string) bool {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Accepted json.RawMessage `json:"accepted"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]json.RawMessage{"paymentPayload": raw, "paymentRequirements": p.Accepted})
+	resp, err := http.Post(f.URL+"/settle", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sr struct {
+		Success bool `json:"success"`
+	}
+	return json.NewDecoder(resp.Body).Decode(&sr) == nil && sr.Success
+}
+
 // txKey is the payment key of a base64 wire transaction, "" if unreadable.
 func txKey(b64 string) string {
 	raw, err := base64.StdEncoding.DecodeString(b64)
@@ -123,8 +158,14 @@ func headerKey(t testing.TB, h string) string {
 	return txKey(p.Payload.Transaction)
 }
 
-// paidConfig is a Caddyfile of one paid prompt_scan site on addr.
+// paidConfig is a Caddyfile of one paid prompt_scan site on addr, its
+// store the SQLite file dbPath.
 func paidConfig(admin, addr, payTo, facilitator, dbPath, extra string) string {
+	return paidConfigStore(admin, addr, payTo, facilitator, fmt.Sprintf(`store sqlite "%s"`, dbPath), extra)
+}
+
+// paidConfigStore is paidConfig with the store line given.
+func paidConfigStore(admin, addr, payTo, facilitator, storeLine, extra string) string {
 	if admin == "" {
 		admin = "admin off"
 	} else {
@@ -140,11 +181,24 @@ http://%s {
 		facilitator %s {
 			settle_timeout 5s
 		}
-		store sqlite "%s"
+		%s
 		%s
 	}
 }
-`, admin, addr, payTo, facilitator, dbPath, extra)
+`, admin, addr, payTo, facilitator, storeLine, extra)
+}
+
+// paidStore is the store the servers of a test share: the Caddyfile line
+// naming it, and its ledger as rows per payer.
+type paidStore struct {
+	line   string
+	payers func(t *testing.T) map[string]int
+}
+
+// sqliteStore is a fresh SQLite file, which servers on one machine share.
+func sqliteStore(t *testing.T) paidStore {
+	dbPath := filepath.Join(t.TempDir(), "scan.db")
+	return paidStore{fmt.Sprintf(`store sqlite "%s"`, dbPath), func(t *testing.T) map[string]int { return ledgerPayers(t, dbPath) }}
 }
 
 // fetchOffer asks url for its 402 and decodes the offer.
