@@ -191,6 +191,8 @@ func TestServersRetryAfterSIGKILL(t *testing.T) {
 	}{
 		{"settled, the facilitator's answer lost; retried on B and C in turn", serversKill{front: false, retryOn: 2}},
 		{"recorded, the answer to the client lost; retried on B", serversKill{front: true, retryOn: 1}},
+		{"recorded, the answer to the client lost; retried on B and C in turn", serversKill{front: true, retryOn: 2}},
+		{"settled, the facilitator's answer lost; retried on B and C at once", serversKill{front: false, retryOn: 2, together: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -204,7 +204,16 @@ func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleRe
 	row := p.Row
 	row.Payer = nonEmpty(sr.Payer, row.Payer)
 	row.Time = h.now()
-	if _, err := h.record(ctx, p.Key, sr.Transaction, row); err != nil {
+	// This server owns the answer only if it has the scan the row holds
+	// (a retry may bring another text): else a retry on any server may
+	// claim it.
+	same := sameScan(p.Row, res)
+	owner := ""
+	if same {
+		owner = h.store.id
+	}
+	won, err := h.record(ctx, p.Key, owner, sr.Transaction, row)
+	if err != nil {
 		h.store.unrecorded.put(p.Key, sr)
 		h.metrics.payment(outcomeUnrecorded)
 		h.logger.Error("settled payment could not be recorded in the ledger yet",
@@ -213,14 +222,49 @@ func (h *Handler) landed(ctx context.Context, p store.Payment, sr *x402.SettleRe
 		return answer{status: http.StatusInternalServerError, code: codeLedgerUnavailable, settle: sr, retryAfter: 5,
 			message: "the payment settled but could not be recorded yet; retry with the same payment to get the scan"}
 	}
-	// Whether this call or a concurrent reconciliation wrote the row, the
-	// payment is settled now and this request is the one that gives it,
-	// provided it scanned a text with the result the row holds (a retry
-	// may bring another text).
+	if !same {
+		return h.scanConflict()
+	}
+	if !won {
+		// Another server, or this one's reconciliation, recorded it
+		// first: it is given as the store now has it, by whoever claims
+		// it.
+		cur, ok, err := h.store.Payment(ctx, p.Key)
+		if err != nil {
+			return h.storeDown(err)
+		}
+		if ok && cur.State != store.PaymentSettling { // settling again cannot be: Settle would have won
+			if a, done := h.again(ctx, cur, "", res, text); done {
+				return a
+			}
+		}
+		return h.inProgress()
+	}
+	return h.deliver(p, sr, res, text)
+}
+
+// giveSettled gives the scan of a settled payment once, across servers: a
+// live server that owns it is giving it (409); else the servers a retry
+// reaches race to claim it in the store, and only the winner answers.
+func (h *Handler) giveSettled(ctx context.Context, p store.Payment, res *engine.Result, text string) answer {
+	if h.store.busy(p) {
+		return h.inProgress()
+	}
 	if !sameScan(p.Row, res) {
 		return h.scanConflict()
 	}
-	return h.deliver(p, sr, res, text)
+	if p.Owner != h.store.id { // this server's own is this request's: it holds the claim in process
+		cctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		won, err := h.store.Claim(cctx, p.Key, p.Owner, h.store.id, h.now())
+		cancel()
+		if err != nil {
+			return h.storeDown(err)
+		}
+		if !won {
+			return h.inProgress()
+		}
+	}
+	return h.deliver(p, h.settleResponse(p), res, text)
 }
 
 // deliver gives the scan of a settled payment. The transport calls sent
@@ -238,15 +282,35 @@ func (h *Handler) deliver(p store.Payment, sr *x402.SettleResponse, res *engine.
 }
 
 // sent tells whether a's scan reached the client's connection: then the
-// payment is marked delivered; if not, a retry with it gets the scan.
+// payment is marked delivered; if not, a retry with it gets the scan, on
+// any server.
 func (h *Handler) sent(a answer, ok bool) {
 	if a.key == "" {
 		return
 	}
 	if ok {
 		h.store.deliveries.sent(a.key)
-	} else {
-		h.store.deliveries.unsent(a.key)
+		return
+	}
+	h.store.deliveries.unsent(a.key)
+	h.disown(a.key)
+}
+
+// disown gives up this server's claim on a settled payment whose answer
+// did not go out, so that other servers need not wait for this one.
+func (h *Handler) disown(key string) {
+	if !h.store.inflight.claim(key) {
+		return // a retry here has it now, and gives it itself
+	}
+	defer h.store.inflight.drop(key)
+	if h.store.deliveries.has(key) {
+		return // a retry here gave it meanwhile
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if _, err := h.store.Claim(ctx, key, h.store.id, "", h.now()); err != nil {
+		h.logger.Error("giving up a paid scan that was not delivered: until this server stops, only it can give it",
+			zap.String("payment_key", key), zap.Error(err))
 	}
 }
 
@@ -282,17 +346,9 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 		if h.store.deliveries.has(p.Key) {
 			return h.resent(p, ident, res, text), true
 		}
-		// Another server that is alive settled it a moment ago: it is
-		// giving the answer, and marks it delivered right after.
-		if h.store.busy(p) && h.now().Sub(p.Since) < deliveryLease {
-			return h.inProgress(), true
-		}
-		// Landed and recorded, but its scan never reached the client:
-		// a crash came between. This retry gets it, once.
-		if !sameScan(p.Row, res) {
-			return h.scanConflict(), true
-		}
-		return h.deliver(p, h.settleResponse(p), res, text), true
+		// Landed and recorded, but its scan has not reached the client:
+		// its owner is giving it, or a crash or a hang-up came between.
+		return h.giveSettled(ctx, p, res, text), true
 	case store.PaymentDelivered:
 		return h.resent(p, ident, res, text), true
 	default: // failed
@@ -334,13 +390,13 @@ func (h *Handler) settleResponse(p store.Payment) *x402.SettleResponse {
 // payment has already settled, so a passing lock or I/O hiccup should not
 // cost the answer. The request's own context is not used: a client that
 // hangs up after paying must still get its row.
-func (h *Handler) record(ctx context.Context, key, transaction string, row store.LedgerRow) (bool, error) {
+func (h *Handler) record(ctx context.Context, key, owner, transaction string, row store.LedgerRow) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
 	defer cancel()
 	var err error
 	for attempt := range 3 {
 		var won bool
-		if won, err = h.store.Settle(ctx, key, h.store.id, transaction, row, h.now()); err == nil {
+		if won, err = h.store.Settle(ctx, key, owner, transaction, row, h.now()); err == nil {
 			h.store.unrecorded.drop(key)
 			return won, nil
 		}

@@ -23,9 +23,6 @@ const (
 	// payment counts as left behind: until then its own request, here or
 	// on another server, may still be waiting for the facilitator.
 	staleMargin = 15 * time.Second
-	// deliveryLease is how long a payment another live server settled is
-	// left to it to answer and mark delivered.
-	deliveryLease = 2 * time.Second
 	// unresolvedAfter is how long a payment whose fate cannot be learnt
 	// stays settling before it is marked failed and left to the operator.
 	unresolvedAfter = 15 * time.Minute
@@ -177,7 +174,9 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 			row := p.Row
 			row.Payer = nonEmpty(sr.Payer, row.Payer)
 			row.Time = h.now()
-			if _, err := h.record(ctx, p.Key, sr.Transaction, row); err != nil {
+			// Recorded with no owner: whichever server the client's
+			// retry reaches gives the scan.
+			if _, err := h.record(ctx, p.Key, "", sr.Transaction, row); err != nil {
 				h.store.unrecorded.put(p.Key, sr)
 			} else {
 				h.logger.Info("reconciled a payment left in flight: settled and recorded; a retry with it gets its scan",
