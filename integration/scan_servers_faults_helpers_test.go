@@ -1,0 +1,500 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/promptwall/promptwall/store/pgtest"
+	"github.com/promptwall/promptwall/x402"
+)
+
+// The fault suite (scan_servers_faults_test.go) runs several servers of one
+// paid site on one PostgreSQL of the test's own, which it stops, restarts
+// or leaves running while it kills a server. Every request and its answer
+// is recorded; the invariants are stated against those records, what the
+// counting facilitator settled and what the database holds at the end.
+
+// faultCluster is n caddy servers sharing one PostgreSQL database.
+type faultCluster struct {
+	pg    *pgtest.Server
+	dsn   string     // the database, directly
+	gate  *faultGate // the servers' way to it
+	fac   *countingFacilitator
+	srvs  []*server
+	urls  []string // base URLs, "http://host:port"
+	offer *x402.PaymentRequired
+}
+
+// startFaultCluster starts a private PostgreSQL and n servers on one
+// database of it, reached through a faultGate, with limits on pre-checks
+// no load reaches, so that every one the store is asked to charge is
+// charged: the counters then count answers.
+func startFaultCluster(t *testing.T, n int) *faultCluster {
+	t.Helper()
+	pg, err := pgtest.Start()
+	if err != nil {
+		if errors.Is(err, pgtest.ErrNoPostgres) && os.Getenv("CI") != "true" {
+			t.Skipf("skipped: %v (CI=true never skips)", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Stop) // after the servers: cleanups run last first
+	c := &faultCluster{pg: pg, dsn: pg.Database(t), fac: startCountingFacilitator(t)}
+	u, err := url.Parse(c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.gate = startFaultGate(t, u.Host)
+	u.Host = c.gate.addr
+	merchant := newGoPayer("fault merchant")
+	for range n {
+		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		cfg := fmt.Sprintf(`{
+	admin off
+}
+
+http://%s {
+	prompt_scan {
+		pay_to %s
+		facilitator %s {
+			settle_timeout 5s
+		}
+		store postgres "%s"
+		precheck_daily_limit unlimited
+		precheck_interval none
+		precheck_address_daily_limit 100000000
+	}
+}
+`, addr, merchant.addr, c.fac.URL, u)
+		c.srvs = append(c.srvs, startCaddy(t, cfg, nil, addr))
+		c.urls = append(c.urls, "http://"+addr)
+	}
+	c.offer = fetchOffer(t, c.urls[0]+"/scan")
+	return c
+}
+
+// faultAnswer is one request's outcome as its client saw it.
+type faultAnswer struct {
+	sent    time.Time
+	took    time.Duration
+	status  int
+	code    string // the error code of an error body
+	result  bool   // the body is a scan result or a pre-check verdict
+	receipt bool   // a PAYMENT-RESPONSE header came with it
+	err     error  // transport error; status is 0
+}
+
+func (a faultAnswer) String() string {
+	if a.err != nil {
+		return a.err.Error()
+	}
+	return fmt.Sprintf("%d %s", a.status, a.code)
+}
+
+// faultClient has a timeout far above the store's bounds, so that a
+// request the service left hanging shows up as a long one, not as an error.
+var faultClient = &http.Client{Timeout: 60 * time.Second}
+
+func faultPost(url string, body []byte, payment string) faultAnswer {
+	start := time.Now()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return faultAnswer{sent: start, err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if payment != "" {
+		req.Header.Set("PAYMENT-SIGNATURE", payment)
+	}
+	resp, err := faultClient.Do(req)
+	if err != nil {
+		return faultAnswer{sent: start, took: time.Since(start), err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	a := faultAnswer{sent: start, took: time.Since(start), status: resp.StatusCode, err: err,
+		code: errorCode(b), result: givesResult(b), receipt: resp.Header.Get("PAYMENT-RESPONSE") != ""}
+	return a
+}
+
+// faultPayment is one payment, sent once to one server, and the answers
+// of any retries with it.
+type faultPayment struct {
+	srv           int
+	payer, header string
+	key           string
+	first         faultAnswer
+	retries       []faultAnswer
+	inOutage      bool // sent while the database was down or restarting
+}
+
+// faultLoad is paid scans and pre-checks sent round robin to the live
+// servers of a cluster until stop.
+type faultLoad struct {
+	c       *faultCluster
+	t       *testing.T
+	mu      sync.Mutex
+	pays    []*faultPayment
+	checks  map[string][]faultAnswer // caller -> answers
+	dead    []atomic.Bool            // servers killed: not sent to any more
+	outage  atomic.Bool              // the database is down now
+	stopped chan struct{}
+	wg      sync.WaitGroup
+	seq     atomic.Int64
+}
+
+// startFaultLoad runs payers paid-scan workers and checkers pre-check
+// workers, each pre-check worker with a wallet of its own.
+func (c *faultCluster) startFaultLoad(t *testing.T, payers, checkers int) *faultLoad {
+	l := &faultLoad{c: c, t: t, checks: map[string][]faultAnswer{}, dead: make([]atomic.Bool, len(c.srvs)),
+		stopped: make(chan struct{})}
+	// A refused request is followed by a short pause, as a client told
+	// to retry later would make, so that the servers keep the cores.
+	pause := func(status int) {
+		if status != http.StatusOK {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for w := range payers {
+		l.wg.Go(func() {
+			for i := w; !l.done(); i++ {
+				pause(l.pay(l.pick(i)).first.status)
+			}
+		})
+	}
+	for w := range checkers {
+		caller := newGoPayer(fmt.Sprint("fault caller ", w)).addr
+		l.wg.Go(func() {
+			for i := w; !l.done(); i++ {
+				pause(l.precheck(l.pick(i), caller).status)
+			}
+		})
+	}
+	return l
+}
+
+func (l *faultLoad) done() bool {
+	select {
+	case <-l.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the load and waits for the requests in flight.
+func (l *faultLoad) stop() {
+	close(l.stopped)
+	l.wg.Wait()
+}
+
+// pick is the i-th live server in turn.
+func (l *faultLoad) pick(i int) int {
+	for j := range len(l.dead) {
+		if s := (i + j) % len(l.dead); !l.dead[s].Load() {
+			return s
+		}
+	}
+	return 0
+}
+
+// pay sends one new payment to server s and records it.
+func (l *faultLoad) pay(s int) *faultPayment {
+	n := l.seq.Add(1)
+	p := newGoPayer(fmt.Sprintf("%s payer %d", l.t.Name(), n))
+	h := p.header(l.t, l.c.offer, fmt.Sprint("fault ", n))
+	fp := &faultPayment{srv: s, payer: p.addr, header: h, key: txKey(headerPayload(h)),
+		inOutage: l.outage.Load()}
+	l.mu.Lock()
+	l.pays = append(l.pays, fp)
+	l.mu.Unlock()
+	a := faultPost(l.c.urls[s]+"/scan", scanText, h)
+	l.mu.Lock()
+	fp.first = a
+	l.mu.Unlock()
+	return fp
+}
+
+// headerPayload is the base64 transaction of a PAYMENT-SIGNATURE header.
+func headerPayload(h string) string {
+	p, err := x402.DecodePaymentHeader(h)
+	if err != nil {
+		return ""
+	}
+	return p.Payload.Transaction
+}
+
+// precheck sends one pre-check for caller to server s and records it.
+func (l *faultLoad) precheck(s int, caller string) faultAnswer {
+	body := fmt.Appendf(nil, `{"text":"hello","caller":%q}`, caller)
+	a := faultPost(l.c.urls[s]+"/precheck", body, "")
+	l.mu.Lock()
+	l.checks[caller] = append(l.checks[caller], a)
+	l.mu.Unlock()
+	return a
+}
+
+// payments is a snapshot of the payments sent so far.
+func (l *faultLoad) payments() []*faultPayment {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*faultPayment(nil), l.pays...)
+}
+
+// faultTally counts answers by their String.
+func faultTally(as []faultAnswer) map[string]int {
+	m := map[string]int{}
+	for _, a := range as {
+		m[a.String()]++
+	}
+	return m
+}
+
+// faultLedger is the ledger rows per payer and the pre-check counters of
+// today per counter key, read from the database with pgx alone.
+func faultBooks(t *testing.T, dsn string) (rows, counters map[string]int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	read := func(q string) map[string]int {
+		m := map[string]int{}
+		rs, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rs.Next() {
+			var k string
+			var n int
+			if err := rs.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			m[k] = n
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	rows = read("SELECT payer, count(*) FROM ledger GROUP BY payer")
+	counters = read("SELECT caller, count FROM precheck WHERE day = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')")
+	return rows, counters
+}
+
+// faultSettling counts the payments the database holds in flight.
+func faultSettling(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM inflight WHERE state = 'settling'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// retryUnanswered retries, on its own server if alive and else on the next
+// live one, every payment without a scan whose payment may have been taken:
+// its answer said it settled, or none came. A retry answered 409 or 503 is
+// repeated for up to 30 s, as a client told to wait would.
+func (c *faultCluster) retryUnanswered(t *testing.T, l *faultLoad) (retried int) {
+	t.Helper()
+	for _, p := range l.payments() {
+		if p.first.status == http.StatusOK || (p.first.err == nil && !p.first.receipt && !c.fac.wasSettled(p.key)) {
+			continue
+		}
+		retried++
+		s := p.srv
+		if l.dead[s].Load() {
+			s = l.pick(s + 1)
+		}
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			a := faultPost(c.urls[s]+"/scan", scanText, p.header)
+			p.retries = append(p.retries, a)
+			if (a.status != http.StatusConflict && a.status != http.StatusServiceUnavailable) || time.Now().After(end) {
+				break
+			}
+		}
+	}
+	return retried
+}
+
+// checkFaultBooks states the money invariants over everything l sent:
+//   - a paid scan answered 200 carries a result and a receipt, and its
+//     payment settled and has its ledger row: no free result;
+//   - every payment the facilitator settled has exactly one ledger row,
+//     and no other payment has one: nothing lost, nothing counted twice;
+//   - no payment got its scan twice;
+//   - each pre-check counter holds exactly the pre-checks answered 200.
+//
+// It returns the ledger rows per payer.
+func (c *faultCluster) checkFaultBooks(t *testing.T, l *faultLoad) map[string]int {
+	t.Helper()
+	rows, counters := faultBooks(t, c.dsn)
+	total := 0
+	for _, p := range l.payments() {
+		settled := c.fac.wasSettled(p.key)
+		n := rows[p.payer]
+		total += n
+		scans := 0
+		for _, a := range append([]faultAnswer{p.first}, p.retries...) {
+			if a.status != http.StatusOK {
+				continue
+			}
+			scans++
+			if !a.result || !a.receipt || !settled || n != 1 {
+				t.Errorf("payment %s answered 200 (result %v, receipt %v) with settled %v and %d ledger rows: a free result",
+					p.payer, a.result, a.receipt, settled, n)
+			}
+		}
+		switch {
+		case scans > 1:
+			t.Errorf("payment %s got its scan %d times", p.payer, scans)
+		case settled && n != 1:
+			t.Errorf("payment %s settled and has %d ledger rows (first answer %v, retries %v)", p.payer, n, p.first, p.retries)
+		case !settled && n != 0:
+			t.Errorf("payment %s never settled and has %d ledger rows", p.payer, n)
+		}
+	}
+	if len(rows) != total {
+		t.Errorf("the ledger has rows of %d payers, %d of them sent by this test", len(rows), total)
+	}
+	ok := 0
+	for caller, as := range l.checks {
+		n := faultTally(as)["200 "]
+		ok += n
+		if counters[caller] != n {
+			t.Errorf("pre-check caller %s: %d answered 200, the store counts %d (answers %v)", caller, n, counters[caller], faultTally(as))
+		}
+	}
+	if counters["ip:127.0.0.1"] != ok {
+		t.Errorf("the address counter holds %d pre-checks, %d were answered 200", counters["ip:127.0.0.1"], ok)
+	}
+	return rows
+}
+
+// waitResumed sends a paid scan and a pre-check to every live server until
+// each answers 200, and returns how long that took from since.
+func (c *faultCluster) waitResumed(t *testing.T, l *faultLoad, since time.Time, within time.Duration) time.Duration {
+	t.Helper()
+	caller := newGoPayer("fault probe caller").addr
+	for s := range c.srvs {
+		if l.dead[s].Load() {
+			continue
+		}
+		for {
+			p := l.pay(s)
+			a := l.precheck(s, caller)
+			if p.first.status == http.StatusOK && a.status == http.StatusOK {
+				break
+			}
+			if time.Since(since) > within {
+				t.Fatalf("server %d has not resumed %v after the database came back: scan %v, pre-check %v; log:\n%s",
+					s, within, p.first, a, c.srvs[s].Log())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return time.Since(since)
+}
+
+// faultGate is a TCP proxy to PostgreSQL that can hold every byte in both
+// directions, as a network partition does: connections stay open and
+// connects succeed, but nothing arrives until it opens again, when what
+// was held goes through (TCP would retransmit it).
+type faultGate struct {
+	addr string
+	mu   sync.Mutex
+	shut chan struct{} // non-nil while holding; closed on open
+}
+
+func startFaultGate(t *testing.T, target string) *faultGate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &faultGate{addr: ln.Addr().String()}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { g.open(); ln.Close(); conns.Wait() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			conns.Go(func() { g.pipe(out, in) })
+			conns.Go(func() { g.pipe(in, out) })
+		}
+	}()
+	return g
+}
+
+// pipe copies src to dst, each chunk once the gate is open, and closes
+// both when either side ends.
+func (g *faultGate) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		g.mu.Lock()
+		shut := g.shut
+		g.mu.Unlock()
+		if shut != nil {
+			<-shut
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// hold stops every byte until open.
+func (g *faultGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut == nil {
+		g.shut = make(chan struct{})
+	}
+}
+
+func (g *faultGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut != nil {
+		close(g.shut)
+		g.shut = nil
+	}
+}
