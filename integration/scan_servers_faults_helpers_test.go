@@ -70,7 +70,7 @@ http://%s {
 	prompt_scan {
 		pay_to %s
 		facilitator %s {
-			settle_timeout 5s
+			settle_timeout 2s
 		}
 		store postgres "%s"
 		precheck_daily_limit unlimited
@@ -346,10 +346,14 @@ func (c *faultCluster) retryUnanswered(t *testing.T, l *faultLoad) (retried int)
 //   - every payment the facilitator settled has exactly one ledger row,
 //     and no other payment has one: nothing lost, nothing counted twice;
 //   - no payment got its scan twice;
-//   - each pre-check counter holds exactly the pre-checks answered 200.
+//   - each pre-check counter holds exactly the pre-checks answered 200,
+//     but for those refused at the store's deadline: the commit of such a
+//     one may have been held on the wire and gone through after the
+//     answer, as a client of any database cannot tell (faultCharged).
 //
-// It returns the ledger rows per payer.
-func (c *faultCluster) checkFaultBooks(t *testing.T, l *faultLoad) map[string]int {
+// It returns the ledger rows per payer, and how many pre-checks were
+// charged without an answer 200.
+func (c *faultCluster) checkFaultBooks(t *testing.T, l *faultLoad) (rows map[string]int, unanswered int) {
 	t.Helper()
 	rows, counters := faultBooks(t, c.dsn)
 	total := 0
@@ -380,18 +384,34 @@ func (c *faultCluster) checkFaultBooks(t *testing.T, l *faultLoad) map[string]in
 	if len(rows) != total {
 		t.Errorf("the ledger has rows of %d payers, %d of them sent by this test", len(rows), total)
 	}
-	ok := 0
+	okAll, heldAll := 0, 0
 	for caller, as := range l.checks {
-		n := faultTally(as)["200 "]
-		ok += n
-		if counters[caller] != n {
-			t.Errorf("pre-check caller %s: %d answered 200, the store counts %d (answers %v)", caller, n, counters[caller], faultTally(as))
+		ok, held := faultCharged(as)
+		okAll, heldAll = okAll+ok, heldAll+held
+		if n := counters[caller]; n < ok || n > ok+held {
+			t.Errorf("pre-check caller %s: %d answered 200 (and %d refused at the store's deadline), the store counts %d (answers %v)",
+				caller, ok, held, n, faultTally(as))
 		}
 	}
-	if counters["ip:127.0.0.1"] != ok {
-		t.Errorf("the address counter holds %d pre-checks, %d were answered 200", counters["ip:127.0.0.1"], ok)
+	if n := counters["ip:127.0.0.1"]; n < okAll || n > okAll+heldAll {
+		t.Errorf("the address counter holds %d pre-checks, %d were answered 200 (and %d refused at the store's deadline)", n, okAll, heldAll)
 	}
-	return rows
+	return rows, counters["ip:127.0.0.1"] - okAll
+}
+
+// faultCharged counts the pre-checks answered 200, and those answered 503
+// after waiting out the store's 10 s deadline, whose charge may have been
+// committed after all.
+func faultCharged(as []faultAnswer) (ok, held int) {
+	for _, a := range as {
+		switch {
+		case a.status == http.StatusOK:
+			ok++
+		case a.status == http.StatusServiceUnavailable && a.took >= 9*time.Second:
+			held++
+		}
+	}
+	return ok, held
 }
 
 // waitResumed sends a paid scan and a pre-check to every live server until
@@ -424,9 +444,10 @@ func (c *faultCluster) waitResumed(t *testing.T, l *faultLoad, since time.Time, 
 // connects succeed, but nothing arrives until it opens again, when what
 // was held goes through (TCP would retransmit it).
 type faultGate struct {
-	addr string
-	mu   sync.Mutex
-	shut chan struct{} // non-nil while holding; closed on open
+	addr   string
+	mu     sync.Mutex
+	shut   chan struct{} // non-nil while holding; closed on open
+	holdAt []byte        // a chunk to the database holding this shuts the gate first
 }
 
 func startFaultGate(t *testing.T, target string) *faultGate {
@@ -449,22 +470,28 @@ func startFaultGate(t *testing.T, target string) *faultGate {
 				in.Close()
 				continue
 			}
-			conns.Go(func() { g.pipe(out, in) })
-			conns.Go(func() { g.pipe(in, out) })
+			conns.Go(func() { g.pipe(out, in, true) })
+			conns.Go(func() { g.pipe(in, out, false) })
 		}
 	}()
 	return g
 }
 
 // pipe copies src to dst, each chunk once the gate is open, and closes
-// both when either side ends.
-func (g *faultGate) pipe(dst, src net.Conn) {
+// both when either side ends. toServer is the direction holdAt watches.
+func (g *faultGate) pipe(dst, src net.Conn, toServer bool) {
 	defer dst.Close()
 	defer src.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		g.mu.Lock()
+		if toServer && g.holdAt != nil && bytes.Contains(buf[:n], g.holdAt) {
+			g.holdAt = nil
+			if g.shut == nil {
+				g.shut = make(chan struct{})
+			}
+		}
 		shut := g.shut
 		g.mu.Unlock()
 		if shut != nil {
@@ -488,6 +515,22 @@ func (g *faultGate) hold() {
 	if g.shut == nil {
 		g.shut = make(chan struct{})
 	}
+}
+
+// holdOn shuts the gate at the next chunk sent to the database that
+// holds b, before that chunk goes through: the fault strikes at one chosen
+// statement.
+func (g *faultGate) holdOn(b []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.holdAt = b
+}
+
+// held reports whether the gate is shut.
+func (g *faultGate) held() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.shut != nil
 }
 
 func (g *faultGate) open() {

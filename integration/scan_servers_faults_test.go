@@ -67,6 +67,9 @@ func TestScanServersFaultDatabaseDown(t *testing.T) {
 				if s.exited(0) {
 					t.Fatalf("server %d exited; log:\n%s", i, s.Log())
 				}
+				if p := logLines(s.Log(), "panic"); len(p) > 0 {
+					t.Errorf("server %d logged a panic: %s", i, p[0])
+				}
 			}
 
 			var scans, checks, inOutage, afterBack []faultAnswer
@@ -119,13 +122,14 @@ func TestScanServersFaultDatabaseDown(t *testing.T) {
 			for _, s := range c.srvs {
 				s.Stop()
 			}
-			rows := c.checkFaultBooks(t, l)
+			rows, uncounted := c.checkFaultBooks(t, l)
 			t.Logf("database away %v; paid scans %v (sent while away: %v); pre-checks %v; slowest answer %v; "+
 				"both servers serving %v after it was back; requests sent after it was back: %v; "+
 				"%d payments retried; %d ledger rows, %d payments settled; "+
-				"%d payments left reserved (their 503 came after the reservation was written)",
+				"%d payments left reserved (their 503 came after the reservation was written); "+
+				"%d pre-checks charged whose answer was 503 (their commit went through after it)",
 				back.Sub(wentDown).Round(time.Millisecond), st, faultTally(inOutage), ct, slowest.Round(time.Millisecond),
-				resumed.Round(time.Millisecond), faultTally(afterBack), retried, len(rows), c.fac.settledKeys(), faultSettling(t, c.dsn))
+				resumed.Round(time.Millisecond), faultTally(afterBack), retried, len(rows), c.fac.settledKeys(), faultSettling(t, c.dsn), uncounted)
 		})
 	}
 }
@@ -220,7 +224,7 @@ func TestScanServersFaultSIGKILL(t *testing.T) {
 	for _, s := range c.srvs[1:] {
 		s.Stop()
 	}
-	rows := c.checkFaultBooks(t, l)
+	rows, _ := c.checkFaultBooks(t, l)
 	t.Logf("%d payments sent; %d left unanswered by the killed server, %d of them sent to the facilitator; "+
 		"survivors gave %d scans in the 2 s after the kill; all in flight reconciled %v after the kill; "+
 		"%d retried, %d replays refused; %d ledger rows, %d payments settled",
