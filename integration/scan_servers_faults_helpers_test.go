@@ -59,6 +59,9 @@ func startFaultCluster(t *testing.T, n int) *faultCluster {
 	}
 	c.gate = startFaultGate(t, u.Host)
 	u.Host = c.gate.addr
+	// The server trusts every local connection; the password is there to
+	// be looked for in the logs, where it must never be.
+	u.User = url.UserPassword("postgres", faultPassword)
 	merchant := newGoPayer("fault merchant")
 	for range n {
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -84,6 +87,23 @@ http://%s {
 	}
 	c.offer = fetchOffer(t, c.urls[0]+"/scan")
 	return c
+}
+
+// faultPassword is in the servers' DSN.
+const faultPassword = "fault-dsn-secret"
+
+// checkLogs fails the test if a server logged a panic or the DSN's password.
+func (c *faultCluster) checkLogs(t *testing.T) {
+	t.Helper()
+	for i, s := range c.srvs {
+		log := s.Log()
+		if p := logLines(log, "panic"); len(p) > 0 {
+			t.Errorf("server %d logged a panic: %s", i, p[0])
+		}
+		if p := logLines(log, faultPassword); len(p) > 0 {
+			t.Errorf("server %d logged the database password: %s", i, p[0])
+		}
+	}
 }
 
 // faultAnswer is one request's outcome as its client saw it.
@@ -262,9 +282,14 @@ func faultTally(as []faultAnswer) map[string]int {
 	return m
 }
 
-// faultLedger is the ledger rows per payer and the pre-check counters of
-// today per counter key, read from the database with pgx alone.
-func faultBooks(t *testing.T, dsn string) (rows, counters map[string]int) {
+// faultBooks is what the database holds at one moment, read with pgx alone.
+type faultBooks struct {
+	rows     map[string]int // ledger rows per payer
+	counters map[string]int // today's pre-check count per counter key
+	settling int            // payments in flight
+}
+
+func readFaultBooks(t *testing.T, dsn string) faultBooks {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -292,26 +317,11 @@ func faultBooks(t *testing.T, dsn string) (rows, counters map[string]int) {
 		}
 		return m
 	}
-	rows = read("SELECT payer, count(*) FROM ledger GROUP BY payer")
-	counters = read("SELECT caller, count FROM precheck WHERE day = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')")
-	return rows, counters
-}
-
-// faultSettling counts the payments the database holds in flight.
-func faultSettling(t *testing.T, dsn string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
+	return faultBooks{
+		rows:     read("SELECT payer, count(*) FROM ledger GROUP BY payer"),
+		counters: read("SELECT caller, count FROM precheck WHERE day = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')"),
+		settling: read("SELECT state, count(*) FROM inflight GROUP BY state")["settling"],
 	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM inflight WHERE state = 'settling'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // retryUnanswered retries, on its own server if alive and else on the next
@@ -355,7 +365,8 @@ func (c *faultCluster) retryUnanswered(t *testing.T, l *faultLoad) (retried int)
 // charged without an answer 200.
 func (c *faultCluster) checkFaultBooks(t *testing.T, l *faultLoad) (rows map[string]int, unanswered int) {
 	t.Helper()
-	rows, counters := faultBooks(t, c.dsn)
+	books := readFaultBooks(t, c.dsn)
+	rows, counters := books.rows, books.counters
 	total := 0
 	for _, p := range l.payments() {
 		settled := c.fac.wasSettled(p.key)
