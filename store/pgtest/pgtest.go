@@ -94,11 +94,10 @@ func Start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
 	}
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c max_connections=200", s.port, dir)
-	if out, err := s.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
+	if err := s.Up(); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: pg_ctl start: %v\n%s\n%s", err, out, log)
+		return nil, fmt.Errorf("%v\n%s", err, log)
 	}
 	return s, nil
 }
@@ -119,12 +118,26 @@ func (s *Server) Stop() {
 // Restart stops the server abruptly and starts it again on the same port
 // and data, as a database crash and recovery would.
 func (s *Server) Restart() error {
-	data := filepath.Join(s.dir, "data")
-	if out, err := s.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+	if err := s.Down(); err != nil {
+		return err
+	}
+	return s.Up()
+}
+
+// Down stops the server abruptly (immediate mode), as a crash would, and
+// keeps its data and port: clients find nothing listening until Up.
+func (s *Server) Down() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
 		return fmt.Errorf("pgtest: stop: %v\n%s", err, out)
 	}
+	return nil
+}
+
+// Up starts a server stopped with Down again, on the same port and data,
+// and returns once it accepts connections.
+func (s *Server) Up() error {
 	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c max_connections=200", s.port, s.dir)
-	if out, err := s.run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		return fmt.Errorf("pgtest: start: %v\n%s", err, out)
 	}
 	return nil
