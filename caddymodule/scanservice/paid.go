@@ -95,9 +95,11 @@ func (h *Handler) paidScan(ctx context.Context, offer x402.PaymentRequired, head
 		case errors.Is(err, store.ErrIdentInUse):
 			return h.identConflict()
 		case err != nil:
+			h.store.unreserved.put(p.Key, h.now())
 			return h.storeDown(err)
 		}
 		if reserved {
+			h.store.unreserved.drop(p.Key)
 			break
 		}
 		if a, done := h.again(ctx, got, ident, &res, text); done {
@@ -323,6 +325,11 @@ func (h *Handler) again(ctx context.Context, p store.Payment, ident string, res 
 	}
 	switch p.State {
 	case store.PaymentSettling:
+		if released, err := h.releaseUnsent(ctx, p); err != nil {
+			return h.storeDown(err), true
+		} else if released {
+			return answer{}, false
+		}
 		// Not in flight in this process (this request holds the claim).
 		// Another server that is alive may be settling it: wait for it,
 		// up to the longest its request can take. Else a crash left it:
@@ -449,5 +456,5 @@ func (h *Handler) storeDown(err error) answer {
 	h.metrics.payment(outcomeUnavailable)
 	h.logger.Error("payment store unavailable", zap.Error(err))
 	return answer{status: http.StatusServiceUnavailable, code: codeStoreUnavailable, retryAfter: 5,
-		message: "the payment store is unavailable; nothing was charged, try again shortly"}
+		message: "the payment store is unavailable; retry with the same payment shortly: it is charged at most once, and the retry gets its scan"}
 }

@@ -162,12 +162,23 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 		}
 		// A payment of a live server (this one included) is its
 		// request's until the request's deadline; one of a dead server
-		// is left behind at once.
-		if (h.store.busy(p) || p.Owner == h.store.id) && h.now().Sub(p.Since) < h.stale() {
+		// is left behind at once. One this server never sent, whose
+		// client was told its reservation failed, is let go; one it
+		// knows landed is recorded without waiting.
+		unsent := h.store.unreserved.has(p.Key, h.now())
+		_, landed := h.store.unrecorded.get(p.Key)
+		if !unsent && !landed && (h.store.busy(p) || p.Owner == h.store.id) && h.now().Sub(p.Since) < h.stale() {
 			continue
 		}
 		if !h.store.inflight.claim(p.Key) {
 			continue // its request is still here
+		}
+		if released, err := h.releaseUnsent(ctx, p); released || err != nil {
+			if err != nil && ctx.Err() == nil {
+				h.logger.Error("releasing a payment whose reservation had failed", zap.String("payment_key", p.Key), zap.Error(err))
+			}
+			h.store.inflight.drop(p.Key)
+			continue
 		}
 		switch fate, sr := h.resolve(ctx, p, false); fate {
 		case fateLanded:

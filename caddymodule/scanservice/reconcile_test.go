@@ -21,16 +21,25 @@ func leaveSettling(t *testing.T, th *testHandler, f *fakeFacilitator, header str
 		t.Fatalf("settle 502: %d %s", w.Code, w.Body)
 	}
 	f.settle = nil
-	p, _ := x402.DecodePaymentHeader(header)
-	c, err := x402.CheckExactSVM(p, p.Accepted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, known, err := th.store.Payment(context.Background(), c.Key)
+	got, known, err := th.store.Payment(context.Background(), paymentKey(t, header))
 	if err != nil || !known || got.State != store.PaymentSettling {
 		t.Fatalf("payment after an unknown settlement: %+v %v %v, want settling", got, known, err)
 	}
 	return got
+}
+
+// paymentKey is the store's key of the payment in header.
+func paymentKey(t *testing.T, header string) string {
+	t.Helper()
+	p, err := x402.DecodePaymentHeader(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := x402.CheckExactSVM(p, p.Accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Key
 }
 
 func state(t *testing.T, th *testHandler, key string) store.PaymentState {
@@ -148,5 +157,31 @@ func TestStoreFileDeleted(t *testing.T) {
 	}
 	if n := th.logs.FilterMessage("payment store unavailable").Len(); n == 0 {
 		t.Fatal("no error log")
+	}
+}
+
+// TestReconcileRecordsWhatLanded: a payment that settled while the ledger
+// could not be written is recorded by the next reconciliation, without
+// waiting for its request's deadline and without asking the facilitator,
+// and with no owner: a retry on any server may give its scan.
+func TestReconcileRecordsWhatLanded(t *testing.T) {
+	f := newFakeFacilitator(t)
+	th := paidHandler(t, f, nil)
+	header := payment(t, ask(t, th), nil)
+	real := th.store.Store
+	th.store.Store = failingStore{real}
+	if w := pay(t, th, header); w.Code != 500 || errorCode(t, w) != "ledger_unavailable" {
+		t.Fatalf("ledger write failed: %d %s", w.Code, w.Body)
+	}
+	th.store.Store = real
+	th.clock.Add(time.Second)
+	th.reconcileOnce(context.Background())
+	p, _, err := th.store.Payment(context.Background(), paymentKey(t, header))
+	if err != nil || p.State != store.PaymentSettled || p.Owner != "" || len(th.ledger(t)) != 1 || f.count("/settle") != 1 {
+		t.Fatalf("after reconciliation: %+v %v, %d rows, %d settle calls; want settled with no owner, 1 row, 1 call",
+			p, err, len(th.ledger(t)), f.count("/settle"))
+	}
+	if w := pay(t, th, header); w.Code != 200 || len(th.ledger(t)) != 1 {
+		t.Fatalf("retry: %d %s", w.Code, w.Body)
 	}
 }

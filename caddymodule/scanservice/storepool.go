@@ -33,6 +33,7 @@ type pooledStore struct {
 	unrecorded *unrecorded // landed payments whose ledger row is not written yet
 	deliveries *deliveries // delivered payments whose mark is not written yet
 	replays    *replays    // what recovers a lost answer by payment-identifier
+	unreserved *unreserved // payments whose reservation failed here, never sent
 	stop       context.CancelFunc
 }
 
@@ -153,7 +154,7 @@ func newPooled(ctx context.Context, b stores.Backend, logger *zap.Logger) (*pool
 	var id [16]byte
 	rand.Read(id[:])
 	p := &pooledStore{Store: s, id: hex.EncodeToString(id[:]), inflight: new(inflight),
-		unrecorded: new(unrecorded), deliveries: newDeliveries(logger), replays: newReplays()}
+		unrecorded: new(unrecorded), deliveries: newDeliveries(logger), replays: newReplays(), unreserved: new(unreserved)}
 	if err := s.Heartbeat(ctx, p.id, time.Now()); err != nil {
 		s.Close()
 		return nil, err
