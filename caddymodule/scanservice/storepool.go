@@ -153,6 +153,7 @@ func newPooled(ctx context.Context, cfg store.Config, logger *zap.Logger) (*pool
 	if err != nil {
 		return nil, err
 	}
+	s = timeStore(s)
 	var id [16]byte
 	rand.Read(id[:])
 	p := &pooledStore{Store: s, id: hex.EncodeToString(id[:]), inflight: new(inflight),
