@@ -55,10 +55,13 @@ func (s *slowStore) Ledger(context.Context, time.Time, time.Time) ([]store.Ledge
 	s.op("Ledger")
 	return nil, nil
 }
-func (s *slowStore) Heartbeat(context.Context, string, time.Time) error { s.op("Heartbeat"); return nil }
-func (s *slowStore) Leave(context.Context, string) error                { s.op("Leave"); return nil }
-func (s *slowStore) Prune(context.Context, time.Time) (int64, error)    { s.op("Prune"); return 0, nil }
-func (s *slowStore) Close() error                                       { s.op("Close"); return nil }
+func (s *slowStore) Heartbeat(context.Context, string, time.Time) error {
+	s.op("Heartbeat")
+	return nil
+}
+func (s *slowStore) Leave(context.Context, string) error             { s.op("Leave"); return nil }
+func (s *slowStore) Prune(context.Context, time.Time) (int64, error) { s.op("Prune"); return 0, nil }
+func (s *slowStore) Close() error                                    { s.op("Close"); return nil }
 
 // secret stands for a submitted text, a wallet or a payment key: it must
 // never become a label.
