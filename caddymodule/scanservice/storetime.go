@@ -2,7 +2,9 @@ package scanservice
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -47,14 +49,18 @@ var opNames = [numOps]string{
 	opPrune:       "prune",
 }
 
-// storeBuckets run from 10µs to 10s in steps of 1, 1.5, 2, 3, 5 and 7 a
-// decade: fine enough to read a p99 of a few milliseconds, with 5 ms (the
-// target a store operation must stay under) a bucket bound.
+// storeBuckets run from 10µs to 10s, ten a decade (no bucket spans more
+// than a third more than its lower bound): fine enough to read a p50 or
+// p99 to within a few percent, with 5 ms (the target a store operation
+// must stay under) a bucket bound.
 var storeBuckets = func() []float64 {
 	var b []float64
-	for d := 1e-5; d < 10; d *= 10 {
-		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
-			b = append(b, m*d)
+	for exp := -6; exp < 0; exp++ {
+		for _, m := range []int{10, 12, 15, 20, 25, 30, 40, 50, 60, 80} {
+			// Parsed from decimal, so that each bound is the float
+			// nearest its decimal value and prints as it.
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, exp), 64)
+			b = append(b, v)
 		}
 	}
 	return append(b, 10)

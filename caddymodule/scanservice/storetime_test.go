@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,24 @@ func TestHandlerTimesItsStore(t *testing.T) {
 	req := histogram(t, requestStoreSeconds, "precheck")
 	if n := req.GetSampleCount() - reqs0; n != 1 {
 		t.Errorf("%d precheck request observations, want 1", n)
+	}
+}
+
+// The buckets are ten a decade from 10µs to 10s, each printed as its
+// decimal value, with the 5 ms target a bound.
+func TestStoreBuckets(t *testing.T) {
+	if len(storeBuckets) != 61 || storeBuckets[0] != 1e-5 || storeBuckets[60] != 10 {
+		t.Fatalf("%d buckets from %g to %g, want 61 from 1e-05 to 10", len(storeBuckets), storeBuckets[0], storeBuckets[len(storeBuckets)-1])
+	}
+	if !slices.Contains(storeBuckets, 0.005) {
+		t.Errorf("5 ms is not a bucket bound: %v", storeBuckets)
+	}
+	for i, b := range storeBuckets {
+		if two, _ := strconv.ParseFloat(strconv.FormatFloat(b, 'g', 2, 64), 64); two != b {
+			t.Errorf("bound %d is %s, not a decimal of two digits", i, strconv.FormatFloat(b, 'g', -1, 64))
+		}
+		if i > 0 && (b <= storeBuckets[i-1] || b > storeBuckets[i-1]*1.34) {
+			t.Errorf("bound %d: %g after %g", i, b, storeBuckets[i-1])
+		}
 	}
 }
