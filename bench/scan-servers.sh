@@ -20,7 +20,10 @@
 # (heartbeats only). See bench/README.md for the columns.
 #
 # Environment: RUNS (3), CONC (64), PAID (1000), PRECHECKS (3000), TEXTS
-# (100 per corpus file), SERVERS ("1 2 4": the PostgreSQL configurations),
+# (100 per corpus file), PAID_RATE and PRECHECK_RATE (requests a second a
+# round sends, whatever the latency; default 0: as fast as the servers
+# answer, each client sending its next request when its last is
+# answered), SERVERS ("1 2 4": the PostgreSQL configurations),
 # POOL (the pgx pool size of each server, pool_max_conns in the DSN;
 # default pgx's own), PORT_BASE (19400: uses PORT_BASE..PORT_BASE+30),
 # and those of bench/scanlib.sh (PROMPTWALL_CORPORA, STORE_DIR, CADDY).
@@ -105,6 +108,7 @@ machine
 status=0
 "$tmp/scanload" servers -facilitator "http://127.0.0.1:$fac_port" -corpora "$corpora" \
 	-c "${CONC:-64}" -runs "${RUNS:-3}" -paid "${PAID:-1000}" -prechecks "${PRECHECKS:-3000}" -texts "${TEXTS:-100}" \
+	-paid-rate "${PAID_RATE:-0}" -precheck-rate "${PRECHECK_RATE:-0}" \
 	"${args[@]}" || status=$?
 [ "$status" -eq 0 ] || show_logs "${names[@]}"
 exit "$status"

@@ -63,7 +63,11 @@ type call struct {
 type loader struct {
 	texts []text
 	conc  int
-	seq   atomic.Uint64 // numbers wallets, memos and texts across the run
+	// pace is the rate (requests a second) at which a round of a kind
+	// sends its calls, however fast the servers answer; 0 or absent: each
+	// client sends its next call when its last is answered.
+	pace map[string]float64
+	seq  atomic.Uint64 // numbers wallets, memos and texts across the run
 	// nonce keeps this run's wallets and payments apart from an earlier
 	// run's against the same store, which would refuse them as used.
 	nonce int64
@@ -182,6 +186,14 @@ func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 				}
 				c := calls[i]
 				t0 := time.Now()
+				if rate := l.pace[kind]; rate > 0 {
+					// A call is due at its place in the schedule, and its
+					// latency counts from then: a call sent late because
+					// every client was waiting has waited too.
+					due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+					time.Sleep(time.Until(due))
+					t0 = due
+				}
 				if err := l.send(ctx, t, kind, path, c); err != nil {
 					if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 						fail(fmt.Errorf("%s %s request %d (text %d, %s): %w", t.name, kind, i, c.text, l.texts[c.text].label, err))

@@ -87,17 +87,20 @@ func (n *namedValues) Set(s string) error {
 type settings struct {
 	facURL, corpora                      *string
 	perFile, conc, runs, paid, prechecks *int
+	paidRate, precheckRate               *float64
 }
 
 func addSettings(fs *flag.FlagSet, conc int) *settings {
 	return &settings{
-		facURL:    fs.String("facilitator", "", "URL of the scanload facilitator the servers use, to check its settlements"),
-		corpora:   fs.String("corpora", "", "folder of the published corpora (injection_jailbreak.jsonl, benign_prompts.jsonl)"),
-		perFile:   fs.Int("texts", 100, "texts taken from each corpus file"),
-		conc:      fs.Int("c", conc, "concurrent clients"),
-		runs:      fs.Int("runs", 3, "runs; the best of them is reported"),
-		paid:      fs.Int("paid", 1000, "paid scans per run and target"),
-		prechecks: fs.Int("prechecks", 3000, "pre-checks per run and target"),
+		facURL:       fs.String("facilitator", "", "URL of the scanload facilitator the servers use, to check its settlements"),
+		corpora:      fs.String("corpora", "", "folder of the published corpora (injection_jailbreak.jsonl, benign_prompts.jsonl)"),
+		perFile:      fs.Int("texts", 100, "texts taken from each corpus file"),
+		conc:         fs.Int("c", conc, "concurrent clients"),
+		runs:         fs.Int("runs", 3, "runs; the best of them is reported"),
+		paid:         fs.Int("paid", 1000, "paid scans per run and target"),
+		prechecks:    fs.Int("prechecks", 3000, "pre-checks per run and target"),
+		paidRate:     fs.Float64("paid-rate", 0, "paid scans a second a round sends, however fast they are answered (0: each client sends when answered)"),
+		precheckRate: fs.Float64("precheck-rate", 0, "pre-checks a second a round sends (0: each client sends when answered)"),
 	}
 }
 
@@ -108,12 +111,15 @@ func (s *settings) loader() (*loader, error) {
 		return nil, fmt.Errorf("need -facilitator and -corpora")
 	case *s.conc < 1 || *s.runs < 1 || *s.paid < 1 || *s.prechecks < 1 || *s.perFile < 1:
 		return nil, fmt.Errorf("-c, -runs, -paid, -prechecks and -texts must be positive")
+	case *s.paidRate < 0 || *s.precheckRate < 0:
+		return nil, fmt.Errorf("-paid-rate and -precheck-rate must not be negative")
 	}
 	texts, err := loadTexts(*s.corpora, *s.perFile)
 	if err != nil {
 		return nil, err
 	}
-	return &loader{texts: texts, conc: *s.conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano()}, nil
+	return &loader{texts: texts, conc: *s.conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano(),
+		pace: map[string]float64{kindPaid: *s.paidRate, kindPrecheck: *s.precheckRate}}, nil
 }
 
 // kindN is a kind of request and how many a round sends.
@@ -134,6 +140,11 @@ func (s *settings) describe(l *loader, per string) {
 	}
 	fmt.Printf("clients %d, best of %d runs, per run and %s %d paid scans and %d pre-checks; %d corpus texts (half attacks), mean %d bytes of JSON\n",
 		*s.conc, *s.runs, per, *s.paid, *s.prechecks, len(l.texts), bytes/len(l.texts))
+	for _, k := range s.kinds() {
+		if r := l.pace[k.name]; r > 0 {
+			fmt.Printf("%s: paced at %g a second, latency counted from when each call was due\n", k.name, r)
+		}
+	}
 }
 
 // measure warms every group up with each kind, then runs rounds of each

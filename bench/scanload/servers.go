@@ -4,6 +4,7 @@ package main
 // store, side by side, with what their store costs them.
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -93,7 +94,7 @@ func servers(args []string) error {
 	if err != nil {
 		return err
 	}
-	printServers(gs, kinds, *set.conc, results)
+	printServers(gs, kinds, *set.conc, l.pace, results)
 	printOps(gs, kinds, results)
 	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every server and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
 		settled, l.paidOK)
@@ -101,21 +102,16 @@ func servers(args []string) error {
 }
 
 // printServers prints a row per configuration and kind, of its best run
-// (by rate): the rate, the rate per CPU second of its servers and
+// (by rate; of a paced kind, the run of the median p99): the rate, the rate per CPU second of its servers and
 // database, the client-side latency, the store time of a request and its
 // share of the latency, and the store operations' p99 and share under
 // opBound.
-func printServers(gs []*group, kinds []kindN, conc int, results map[string][][]round) {
+func printServers(gs []*group, kinds []kindN, conc int, paced map[string]float64, results map[string][][]round) {
 	fmt.Printf("%-9s %7s %7s %-8s %8s %9s %8s %8s %8s %8s %6s %6s %8s %8s\n", "config", "servers", "clients", "kind",
 		"rate/s", "/cpu-s", "p50", "p99", "store50", "store99", "sh50", "sh99", "op-p99", "op<=5ms")
 	for _, k := range kinds {
 		for i, g := range gs {
-			var best round
-			for _, r := range results[k.name][i] {
-				if r.rate > best.rate {
-					best = r
-				}
-			}
+			best := pick(results[k.name][i], paced[k.name] > 0)
 			perCPU := "-"
 			if best.cpu > 0 {
 				perCPU = fmt.Sprintf("%.0f", float64(best.n)/best.cpu.Seconds())
@@ -178,4 +174,18 @@ func percent(f float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// pick is the run with the best rate, or when paced (all runs at about
+// one rate), the run of the median p99 latency.
+func pick(runs []round, paced bool) round {
+	if len(runs) == 0 {
+		return round{}
+	}
+	if paced {
+		rs := slices.Clone(runs)
+		slices.SortFunc(rs, func(a, b round) int { return cmp.Compare(a.p99, b.p99) })
+		return rs[len(rs)/2]
+	}
+	return slices.MaxFunc(runs, func(a, b round) int { return cmp.Compare(a.rate, b.rate) })
 }
