@@ -17,6 +17,13 @@
 //	    each from a made-up wallet of its own. Prints per target and kind
 //	    the best run's rate, p50 and p99 latency and server CPU per request,
 //	    and the ratio of the last target's best rate to the first's.
+//	scanload servers -facilitator URL -server NAME=URL [-admin NAME=URL] [-pid NAME=PID]... -config LABEL=NAME,NAME... [-shared-pid LABEL=PID] [load's other flags] [-paid-rate R] [-precheck-rate R]
+//	    the same rounds against configurations of one or several servers
+//	    sharing a store, the clients spread round robin over a
+//	    configuration's servers: per configuration and kind the rate, the
+//	    rate per CPU second of its servers and shared processes, latency,
+//	    and the store's time from the servers' own histograms (admin
+//	    /metrics). bench/scan-servers.sh runs it.
 //
 // Every answer is checked: a 200 with a verdict (and for a paid scan a
 // PAYMENT-RESPONSE of a settled payment); the same text gets the same
@@ -235,9 +242,18 @@ func load(args []string) error {
 		}
 		ts = append(ts, g)
 	}
-	set.describe(l, "binary")
+	return l.measureAll(set, ts, "binary", func(kinds []kindN, results map[string][][]round) {
+		printTable(ts, kinds[0].name, kinds[1].name, results)
+	})
+}
+
+// measureAll describes the load, measures gs, checks the facilitator's
+// settlements against the paid scans answered, and prints the results
+// with show, then what was checked. per names what a group is.
+func (l *loader) measureAll(set *settings, gs []*group, per string, show func([]kindN, map[string][][]round)) error {
+	set.describe(l, per)
 	kinds := set.kinds()
-	results, err := l.measure(ts, kinds, *set.runs)
+	results, err := l.measure(gs, kinds, *set.runs)
 	if err != nil {
 		return err
 	}
@@ -245,9 +261,9 @@ func load(args []string) error {
 	if err != nil {
 		return err
 	}
-	printTable(ts, kinds[0].name, kinds[1].name, results)
-	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every binary and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
-		settled, l.paidOK)
+	show(kinds, results)
+	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every %s and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
+		per, settled, l.paidOK)
 	return nil
 }
 

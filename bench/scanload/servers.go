@@ -84,21 +84,10 @@ func servers(args []string) error {
 		}
 		gs = append(gs, g)
 	}
-	set.describe(l, "configuration")
-	kinds := set.kinds()
-	results, err := l.measure(gs, kinds, *set.runs)
-	if err != nil {
-		return err
-	}
-	settled, err := l.checkSettled(*set.facURL)
-	if err != nil {
-		return err
-	}
-	printServers(gs, kinds, *set.conc, l.pace, results)
-	printOps(gs, kinds, results)
-	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every server and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
-		settled, l.paidOK)
-	return nil
+	return l.measureAll(set, gs, "configuration", func(kinds []kindN, results map[string][][]round) {
+		printServers(gs, kinds, *set.conc, l.pace, results)
+		printOps(gs, kinds, results)
+	})
 }
 
 // printServers prints a row per configuration and kind, of its best run
