@@ -37,7 +37,8 @@ type target struct {
 type group struct {
 	name    string
 	servers []*target
-	pids    []int // charged with the round's CPU time: the servers, and what they share (a database)
+	pids    []int // the servers' processes, charged with the round's CPU time
+	shared  []int // processes the servers share (a database), charged too
 	pay     *payments
 }
 
@@ -46,7 +47,8 @@ type round struct {
 	rate      float64 // answered requests per second
 	p50, p99  time.Duration
 	n         int
-	cpu       time.Duration // of the group's processes; 0 if unknown
+	cpu       time.Duration // of the group's processes, shared ones included; 0 if unknown
+	sharedCPU time.Duration // of its shared processes
 	cpuPerReq time.Duration
 	store     *storeTimes // the store's own timing, from the servers' metrics; nil without admin
 }
@@ -174,7 +176,7 @@ func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 	if err != nil {
 		return round{}, err
 	}
-	cpu0 := groupCPU(g)
+	cpu0, shared0 := groupCPU(g)
 	start := time.Now()
 	for w := range l.conc {
 		t := g.servers[w%len(g.servers)]
@@ -206,7 +208,7 @@ func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1 := groupCPU(g)
+	cpu1, shared1 := groupCPU(g)
 	if firstErr != nil {
 		return round{}, firstErr
 	}
@@ -222,7 +224,7 @@ func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 		r.p99 = all[min(len(all)-1, len(all)*99/100)]
 	}
 	if cpu0 >= 0 && cpu1 >= 0 && r.n > 0 {
-		r.cpu = cpu1 - cpu0
+		r.cpu, r.sharedCPU = cpu1-cpu0, shared1-shared0
 		r.cpuPerReq = r.cpu / time.Duration(r.n)
 	}
 	if before != nil {
@@ -231,21 +233,24 @@ func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 	return r, nil
 }
 
-// groupCPU is the CPU time of g's processes and their children, or -1 if
-// one cannot be read (or g names none).
-func groupCPU(g *group) time.Duration {
+// groupCPU is the CPU time of g's processes and their children, and of
+// its shared ones (included in the first), or -1 if one cannot be read
+// (or g names none).
+func groupCPU(g *group) (all, shared time.Duration) {
 	if len(g.pids) == 0 {
-		return -1
+		return -1, -1
 	}
-	var total time.Duration
-	for _, p := range g.pids {
+	for i, p := range slices.Concat(g.shared, g.pids) {
 		c := proccpu.Tree(p)
 		if c < 0 {
-			return -1
+			return -1, -1
 		}
-		total += c
+		all += c
+		if i < len(g.shared) {
+			shared += c
+		}
 	}
-	return total
+	return all, shared
 }
 
 // send posts one call and checks its answer: a 200 with a verdict, and for

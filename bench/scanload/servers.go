@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // opBound is the target a store operation must stay under at p99; it is
@@ -77,7 +78,7 @@ func servers(args []string) error {
 			}
 		}
 		if p := shared[label]; p > 0 {
-			g.pids = append(g.pids, p)
+			g.shared = append(g.shared, p)
 		}
 		if err := l.fetchOffer(g); err != nil {
 			return err
@@ -128,7 +129,7 @@ func printServers(gs []*group, kinds []kindN, conc int, paced map[string]float64
 // printOps prints, per configuration and kind, each store operation's
 // count, p50 and p99 over all measured runs.
 func printOps(gs []*group, kinds []kindN, results map[string][][]round) {
-	fmt.Println("store operations over all measured runs (op: count p50 p99):")
+	fmt.Println("store operations over all measured runs (op: count p50 p99), and the CPU time a request cost:")
 	for _, k := range kinds {
 		for i, g := range gs {
 			sum := map[string]*hist{}
@@ -150,6 +151,15 @@ func printOps(gs []*group, kinds []kindN, results map[string][][]round) {
 					continue
 				}
 				parts = append(parts, fmt.Sprintf("%s: %.0f %s %s", op, h.count, ms(h.quantile(0.5)), ms(h.quantile(0.99))))
+			}
+			var n int
+			var cpu, shared time.Duration
+			for _, r := range results[k.name][i] {
+				n, cpu, shared = n+r.n, cpu+r.cpu, shared+r.sharedCPU
+			}
+			if n > 0 && cpu > 0 {
+				parts = append(parts, fmt.Sprintf("CPU a request %s servers + %s shared",
+					us((cpu-shared)/time.Duration(n)), us(shared/time.Duration(n))))
 			}
 			if len(parts) > 0 {
 				fmt.Printf("  %s x%d %s: %s\n", g.name, len(g.servers), k.name, strings.Join(parts, "; "))
@@ -178,3 +188,5 @@ func pick(runs []round, paced bool) round {
 	}
 	return slices.MaxFunc(runs, func(a, b round) int { return cmp.Compare(a.rate, b.rate) })
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%dµs", d.Microseconds()) }
