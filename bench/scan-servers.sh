@@ -62,7 +62,7 @@ start_postgres() {
 	"${as[@]}" "$bin/initdb" -D "$pg_dir/data" -U postgres -A trust -E UTF8 --no-sync >"$tmp/initdb.log" 2>&1 ||
 		{ cat "$tmp/initdb.log" >&2; exit 1; }
 	"${as[@]}" "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -t 60 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $pg_dir -c max_connections=200" start >/dev/null ||
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $pg_dir -c max_connections=500" start >/dev/null ||
 		{ cat "$pg_dir/log" >&2; exit 1; }
 	cleanups+=("$(printf '%q ' "${as[@]}" "$bin/pg_ctl" -D "$pg_dir/data" -m immediate -w stop) >/dev/null")
 	pg_pid=$(head -n 1 "$pg_dir/data/postmaster.pid")
