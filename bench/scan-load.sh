@@ -36,50 +36,16 @@ set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 OLD_CADDY" >&2; exit 2; }
 old=$1
 [ -x "$old" ] || { echo "not an executable: $old" >&2; exit 2; }
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-corpora=${PROMPTWALL_CORPORA:-$root/../shared/corpora}
-[ -d "$corpora" ] || { echo "no corpora directory: $corpora (set PROMPTWALL_CORPORA)" >&2; exit 2; }
+# shellcheck source=bench/scanlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/scanlib.sh"
 base=${PORT_BASE:-19300}
-fac_port=$base old_port=$((base + 1)) new_port=$((base + 2))
+old_port=$((base + 1)) new_port=$((base + 2))
 
-tmp=$(mktemp -d)
-stores=$(mktemp -d "${STORE_DIR:-${TMPDIR:-/tmp}}/scanload.XXXXXX")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp" "$stores"
-}
-trap cleanup EXIT
-
-new=${CADDY:-}
-if [ -z "$new" ]; then
-	echo "building ./cmd/caddy ..." >&2
-	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
-	new=$tmp/caddy
-fi
-for bin in "$old" "$new"; do
-	# (Not a pipe into grep -q: with pipefail, grep's early exit would fail it.)
-	"$bin" list-modules >"$tmp/modules"
-	grep -qx 'http.handlers.prompt_scan' "$tmp/modules" ||
-		{ echo "$bin has no http.handlers.prompt_scan" >&2; exit 2; }
-done
-(cd "$root" && go build -o "$tmp/scanload" ./bench/scanload)
-
-"$tmp/scanload" facilitator -addr "127.0.0.1:$fac_port" 2>"$tmp/facilitator.log" &
-pids+=($!)
-merchant=$("$tmp/scanload" address "scanload merchant")
-
-# site PORT STORE [LINE...] is the Caddyfile site of prompt_scan with the
-# extra option LINEs.
-site() {
-	local port=$1 store=$2 line
-	shift 2
-	printf 'http://127.0.0.1:%s {\n\tprompt_scan {\n' "$port"
-	printf '\t\tpay_to %s\n\t\tfacilitator http://127.0.0.1:%s\n\t\tstore sqlite "%s"\n' "$merchant" "$fac_port" "$store"
-	for line in "$@"; do printf '\t\t%s\n' "$line"; done
-	printf '\t}\n}\n'
-}
+build_caddy
+new=$caddy
+need_prompt_scan "$old"
+need_prompt_scan "$new"
+start_facilitator "$base"
 
 # options BINARY prints the options this load needs that BINARY has: all
 # requests come from one address, so a per-address pre-check limit (builds
@@ -87,7 +53,7 @@ site() {
 # adapter, and is left out.
 options() {
 	local opt='precheck_address_daily_limit unlimited'
-	site 1 "$stores/probe.db" "$opt" >"$tmp/Caddyfile.probe"
+	site 1 "store sqlite \"$stores/probe.db\"" "$opt" >"$tmp/Caddyfile.probe"
 	if "$1" adapt --config "$tmp/Caddyfile.probe" --adapter caddyfile >/dev/null 2>&1; then
 		echo "$opt"
 	fi
@@ -96,30 +62,13 @@ options() {
 # start NAME BINARY PORT ADMIN_PORT runs BINARY with one prompt_scan site
 # and its own store, and leaves its pid in started.
 start() {
-	local name=$1 bin=$2 port=$3 admin=$4 opts=() line
+	local name=$1 bin=$2 opts=() line
 	mkdir -p "$stores/$name"
 	while IFS= read -r line; do opts+=("$line"); done < <(options "$bin")
 	echo "$name: prompt_scan with pay_to, facilitator, store sqlite${opts[*]:+, ${opts[*]}}"
-	{
-		printf '{\n\tadmin 127.0.0.1:%s\n\tpersist_config off\n}\n\n' "$admin"
-		site "$port" "$stores/$name/scan.db" ${opts[@]+"${opts[@]}"}
-	} >"$tmp/Caddyfile.$name"
-	XDG_DATA_HOME=$tmp/data.$name XDG_CONFIG_HOME=$tmp/config.$name \
-		"$bin" run --config "$tmp/Caddyfile.$name" --adapter caddyfile >"$tmp/$name.log" 2>&1 &
-	started=$!
-	pids+=($started)
+	start_caddy "$name" "$bin" "$3" "$4" "store sqlite \"$stores/$name/scan.db\"" ${opts[@]+"${opts[@]}"}
 }
 
-# Wait for the facilitator before the caddies ask it what it supports.
-wait_port() {
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return
-		sleep 0.1
-	done
-	echo "nothing listens on 127.0.0.1:$1" >&2
-	return 1
-}
-wait_port "$fac_port"
 start old "$old" "$old_port" $((base + 3))
 old_pid=$started
 start new "$new" "$new_port" $((base + 4))
@@ -129,16 +78,11 @@ wait_port "$new_port" || { cat "$tmp/new.log" >&2; exit 1; }
 
 echo "old: $old ($("$old" version | head -c 60))"
 echo "new: $new ($("$new" version | head -c 60))"
-echo "go: $(go env GOVERSION); cpus: $(getconf _NPROCESSORS_ONLN); stores on: $(df -PT "$stores" | awk 'NR == 2 {print $2}')"
+machine
 status=0
 "$tmp/scanload" load -facilitator "http://127.0.0.1:$fac_port" -corpora "$corpora" \
 	-c "${CONC:-8}" -runs "${RUNS:-3}" -paid "${PAID:-1000}" -prechecks "${PRECHECKS:-3000}" -texts "${TEXTS:-100}" \
 	-target "old=http://127.0.0.1:$old_port" -target-pid "old=$old_pid" \
 	-target "new=http://127.0.0.1:$new_port" -target-pid "new=$new_pid" || status=$?
-if [ "$status" -ne 0 ]; then
-	for name in old new; do
-		echo "--- last lines of the $name caddy's log:" >&2
-		tail -n 5 "$tmp/$name.log" >&2
-	done
-fi
+[ "$status" -eq 0 ] || show_logs old new
 exit "$status"

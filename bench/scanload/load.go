@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/promptwall/promptwall/bench/proccpu"
 	"io"
 	"net/http"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/promptwall/promptwall/bench/proccpu"
 	"github.com/promptwall/promptwall/x402"
 )
 
@@ -27,17 +27,30 @@ const (
 // target is one server under load.
 type target struct {
 	name, base string // base: http://host:port, no path
-	pid        int    // the server process, for its CPU time; 0 if unknown
-	pay        *payments
+	admin      string // its admin API (http://host:port), for /metrics; "" if none
 	client     *http.Client
 }
 
-// round is what one round of one kind against one target measured.
+// group is what a round loads: one server, or several sharing one store,
+// with the clients spread over them round robin. Its servers make one
+// offer (one pay_to, one facilitator), so a payment is good on any of them.
+type group struct {
+	name    string
+	servers []*target
+	pids    []int // the servers' processes, charged with the round's CPU time
+	shared  []int // processes the servers share (a database), charged too
+	pay     *payments
+}
+
+// round is what one round of one kind against one group measured.
 type round struct {
 	rate      float64 // answered requests per second
 	p50, p99  time.Duration
 	n         int
-	cpuPerReq time.Duration // of the server process; 0 if unknown
+	cpu       time.Duration // of the group's processes, shared ones included; 0 if unknown
+	sharedCPU time.Duration // of its shared processes
+	cpuPerReq time.Duration
+	store     *storeTimes // the store's own timing, from the servers' metrics; nil without admin
 }
 
 // call is one prepared request: everything that costs the client CPU (the
@@ -52,7 +65,11 @@ type call struct {
 type loader struct {
 	texts []text
 	conc  int
-	seq   atomic.Uint64 // numbers wallets, memos and texts across the run
+	// pace is the rate (requests a second) at which a round of a kind
+	// sends its calls, however fast the servers answer; 0 or absent: each
+	// client sends its next call when its last is answered.
+	pace map[string]float64
+	seq  atomic.Uint64 // numbers wallets, memos and texts across the run
 	// nonce keeps this run's wallets and payments apart from an earlier
 	// run's against the same store, which would refuse them as used.
 	nonce int64
@@ -62,40 +79,57 @@ type loader struct {
 	paidOK   int64          // paid scans answered 200 with their result
 }
 
-func newTarget(name, base string, pid, conc int) *target {
+func newTarget(name, base string, conc int) *target {
 	tr := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
-	return &target{name: name, base: base, pid: pid, client: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+	return &target{name: name, base: base, client: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
 }
 
-// fetchOffer asks the target for its 402 offer once: every paid scan of
-// the run pays it.
-func (l *loader) fetchOffer(t *target) error {
-	req, _ := http.NewRequest(http.MethodPost, t.base+"/scan", bytes.NewReader(scanBody(l.texts[0])))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: fetching the offer: %v", t.name, err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusPaymentRequired {
-		return fmt.Errorf("%s: an unpaid scan got %s, want 402", t.name, resp.Status)
-	}
-	offer, err := x402.DecodePaymentRequired(resp.Header.Get(x402.HeaderPaymentRequired))
-	if err != nil {
-		return fmt.Errorf("%s: the 402's offer: %v", t.name, err)
-	}
-	t.pay, err = newPayments(offer)
-	if err != nil {
-		return fmt.Errorf("%s: %v", t.name, err)
+// fetchOffer asks each server of g for its 402 offer once: every paid scan
+// of the run pays it, on whichever server, so all must make the same.
+func (l *loader) fetchOffer(g *group) error {
+	for _, t := range g.servers {
+		offer, err := l.offerOf(t)
+		if err != nil {
+			return err
+		}
+		if g.pay == nil {
+			if g.pay, err = newPayments(offer); err != nil {
+				return fmt.Errorf("%s: %v", t.name, err)
+			}
+			continue
+		}
+		a, _ := json.Marshal(offer.Accepts)
+		b, _ := json.Marshal(g.pay.offer.Accepts)
+		if !bytes.Equal(a, b) {
+			return fmt.Errorf("%s: %s offers %s, but %s offers %s", g.name, t.name, a, g.servers[0].name, b)
+		}
 	}
 	return nil
 }
 
-// prepare makes n calls of kind for t: each paid scan by a wallet of its
+func (l *loader) offerOf(t *target) (*x402.PaymentRequired, error) {
+	req, _ := http.NewRequest(http.MethodPost, t.base+"/scan", bytes.NewReader(scanBody(l.texts[0])))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fetching the offer: %v", t.name, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPaymentRequired {
+		return nil, fmt.Errorf("%s: an unpaid scan got %s, want 402", t.name, resp.Status)
+	}
+	offer, err := x402.DecodePaymentRequired(resp.Header.Get(x402.HeaderPaymentRequired))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the 402's offer: %v", t.name, err)
+	}
+	return offer, nil
+}
+
+// prepare makes n calls of kind for g: each paid scan by a wallet of its
 // own with a payment of its own, each pre-check from a wallet of its own
 // (so the per-wallet interval never refuses one).
-func (l *loader) prepare(t *target, kind string, n int) ([]call, error) {
+func (l *loader) prepare(g *group, kind string, n int) ([]call, error) {
 	calls := make([]call, n)
 	for i := range calls {
 		seq := l.seq.Add(1)
@@ -104,7 +138,7 @@ func (l *loader) prepare(t *target, kind string, n int) ([]call, error) {
 		switch kind {
 		case kindPaid:
 			w := newWallet(fmt.Sprintf("scanload payer %d/%d", l.nonce, seq))
-			h, err := t.pay.header(w, fmt.Sprintf("scanload %d/%d", l.nonce, seq))
+			h, err := g.pay.header(w, fmt.Sprintf("scanload %d/%d", l.nonce, seq))
 			if err != nil {
 				return nil, err
 			}
@@ -118,9 +152,10 @@ func (l *loader) prepare(t *target, kind string, n int) ([]call, error) {
 	return calls, nil
 }
 
-// run sends calls to t from l.conc clients, back to back, and checks every
-// answer; the first wrong one stops the round with its error.
-func (l *loader) run(t *target, kind string, calls []call) (round, error) {
+// run sends calls to g from l.conc clients, back to back, client i to
+// server i mod the servers, and checks every answer; the first wrong one
+// stops the round with its error.
+func (l *loader) run(g *group, kind string, calls []call) (round, error) {
 	path := "/scan"
 	if kind == kindPrecheck {
 		path = "/precheck"
@@ -137,9 +172,14 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err; cancel() })
 	}
-	cpu0 := proccpu.Of(t.pid)
+	before, err := scrapeStore(g)
+	if err != nil {
+		return round{}, err
+	}
+	cpu0, shared0 := groupCPU(g)
 	start := time.Now()
 	for w := range l.conc {
+		t := g.servers[w%len(g.servers)]
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
@@ -148,6 +188,14 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 				}
 				c := calls[i]
 				t0 := time.Now()
+				if rate := l.pace[kind]; rate > 0 {
+					// A call is due at its place in the schedule, and its
+					// latency counts from then: a call sent late because
+					// every client was waiting has waited too.
+					due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+					time.Sleep(time.Until(due))
+					t0 = due
+				}
 				if err := l.send(ctx, t, kind, path, c); err != nil {
 					if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 						fail(fmt.Errorf("%s %s request %d (text %d, %s): %w", t.name, kind, i, c.text, l.texts[c.text].label, err))
@@ -160,9 +208,13 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1 := proccpu.Of(t.pid)
+	cpu1, shared1 := groupCPU(g)
 	if firstErr != nil {
 		return round{}, firstErr
+	}
+	after, err := scrapeStore(g)
+	if err != nil {
+		return round{}, err
 	}
 	all := slices.Concat(lat...)
 	slices.Sort(all)
@@ -172,9 +224,33 @@ func (l *loader) run(t *target, kind string, calls []call) (round, error) {
 		r.p99 = all[min(len(all)-1, len(all)*99/100)]
 	}
 	if cpu0 >= 0 && cpu1 >= 0 && r.n > 0 {
-		r.cpuPerReq = (cpu1 - cpu0) / time.Duration(r.n)
+		r.cpu, r.sharedCPU = cpu1-cpu0, shared1-shared0
+		r.cpuPerReq = r.cpu / time.Duration(r.n)
+	}
+	if before != nil {
+		r.store = after.minus(before)
 	}
 	return r, nil
+}
+
+// groupCPU is the CPU time of g's processes and their children, and of
+// its shared ones (included in the first), or -1 if one cannot be read
+// (or g names none).
+func groupCPU(g *group) (all, shared time.Duration) {
+	if len(g.pids) == 0 {
+		return -1, -1
+	}
+	for i, p := range slices.Concat(g.shared, g.pids) {
+		c := proccpu.Tree(p)
+		if c < 0 {
+			return -1, -1
+		}
+		all += c
+		if i < len(g.shared) {
+			shared += c
+		}
+	}
+	return all, shared
 }
 
 // send posts one call and checks its answer: a 200 with a verdict, and for

@@ -17,6 +17,13 @@
 //	    each from a made-up wallet of its own. Prints per target and kind
 //	    the best run's rate, p50 and p99 latency and server CPU per request,
 //	    and the ratio of the last target's best rate to the first's.
+//	scanload servers -facilitator URL -server NAME=URL [-admin NAME=URL] [-pid NAME=PID]... -config LABEL=NAME,NAME... [-shared-pid LABEL=PID] [load's other flags] [-paid-rate R] [-precheck-rate R]
+//	    the same rounds against configurations of one or several servers
+//	    sharing a store, the clients spread round robin over a
+//	    configuration's servers: per configuration and kind the rate, the
+//	    rate per CPU second of its servers and shared processes, latency,
+//	    and the store's time from the servers' own histograms (admin
+//	    /metrics). bench/scan-servers.sh runs it.
 //
 // Every answer is checked: a 200 with a verdict (and for a paid scan a
 // PAYMENT-RESPONSE of a settled payment); the same text gets the same
@@ -41,7 +48,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load|servers [flags]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -55,13 +62,17 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Println(newWallet(os.Args[2]).addr)
-	case "load":
-		if err := load(os.Args[2:]); err != nil {
+	case "load", "servers":
+		run := load
+		if os.Args[1] == "servers" {
+			run = servers
+		}
+		if err := run(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)
 			os.Exit(1)
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: scanload facilitator|address|load|servers [flags]")
 		os.Exit(2)
 	}
 }
@@ -79,106 +90,190 @@ func (n *namedValues) Set(s string) error {
 	return nil
 }
 
-func load(args []string) error {
-	fs := flag.NewFlagSet("load", flag.ExitOnError)
-	var targetFlags, pidFlags namedValues
-	fs.Var(&targetFlags, "target", "name=URL of a prompt_scan site (repeat); the ratio is the last's over the first's")
-	fs.Var(&pidFlags, "target-pid", "name=PID: the server process of a target, for its CPU time per request (Linux /proc)")
-	facURL := fs.String("facilitator", "", "URL of the scanload facilitator the targets use, to check its settlements")
-	corpora := fs.String("corpora", "", "folder of the published corpora (injection_jailbreak.jsonl, benign_prompts.jsonl)")
-	perFile := fs.Int("texts", 100, "texts taken from each corpus file")
-	conc := fs.Int("c", 8, "concurrent clients")
-	runs := fs.Int("runs", 3, "runs; the best of them is reported")
-	paid := fs.Int("paid", 1000, "paid scans per run and target")
-	prechecks := fs.Int("prechecks", 3000, "pre-checks per run and target")
-	fs.Parse(args)
+// settings are the flags of both load and servers.
+type settings struct {
+	facURL, corpora                      *string
+	perFile, conc, runs, paid, prechecks *int
+	paidRate, precheckRate               *float64
+}
+
+func addSettings(fs *flag.FlagSet, conc int) *settings {
+	return &settings{
+		facURL:       fs.String("facilitator", "", "URL of the scanload facilitator the servers use, to check its settlements"),
+		corpora:      fs.String("corpora", "", "folder of the published corpora (injection_jailbreak.jsonl, benign_prompts.jsonl)"),
+		perFile:      fs.Int("texts", 100, "texts taken from each corpus file"),
+		conc:         fs.Int("c", conc, "concurrent clients"),
+		runs:         fs.Int("runs", 3, "runs; the best of them is reported"),
+		paid:         fs.Int("paid", 1000, "paid scans per run and target"),
+		prechecks:    fs.Int("prechecks", 3000, "pre-checks per run and target"),
+		paidRate:     fs.Float64("paid-rate", 0, "paid scans a second a round sends, however fast they are answered (0: each client sends when answered)"),
+		precheckRate: fs.Float64("precheck-rate", 0, "pre-checks a second a round sends (0: each client sends when answered)"),
+	}
+}
+
+// loader checks the settings and reads the texts.
+func (s *settings) loader() (*loader, error) {
 	switch {
-	case len(targetFlags.names) < 1:
-		return fmt.Errorf("need at least one -target")
-	case *facURL == "" || *corpora == "":
-		return fmt.Errorf("need -facilitator and -corpora")
-	case *conc < 1 || *runs < 1 || *paid < 1 || *prechecks < 1 || *perFile < 1:
-		return fmt.Errorf("-c, -runs, -paid, -prechecks and -texts must be positive")
+	case *s.facURL == "" || *s.corpora == "":
+		return nil, fmt.Errorf("need -facilitator and -corpora")
+	case *s.conc < 1 || *s.runs < 1 || *s.paid < 1 || *s.prechecks < 1 || *s.perFile < 1:
+		return nil, fmt.Errorf("-c, -runs, -paid, -prechecks and -texts must be positive")
+	case *s.paidRate < 0 || *s.precheckRate < 0:
+		return nil, fmt.Errorf("-paid-rate and -precheck-rate must not be negative")
 	}
-	pids := map[string]int{}
-	for i, name := range pidFlags.names {
-		p, err := strconv.Atoi(pidFlags.values[i])
-		if err != nil {
-			return fmt.Errorf("-target-pid %s=%s: %v", name, pidFlags.values[i], err)
-		}
-		pids[name] = p
-	}
-	texts, err := loadTexts(*corpora, *perFile)
+	texts, err := loadTexts(*s.corpora, *s.perFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l := &loader{texts: texts, conc: *conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano()}
-	var ts []*target
-	for i, name := range targetFlags.names {
-		u := strings.TrimRight(targetFlags.values[i], "/")
-		if !isLoopback(u) {
-			return fmt.Errorf("%s is not a loopback URL", u)
-		}
-		t := newTarget(name, u, pids[name], *conc)
-		if err := l.fetchOffer(t); err != nil {
-			return err
-		}
-		ts = append(ts, t)
-	}
+	return &loader{texts: texts, conc: *s.conc, verdicts: map[int]string{}, nonce: time.Now().UnixNano(),
+		pace: map[string]float64{kindPaid: *s.paidRate, kindPrecheck: *s.precheckRate}}, nil
+}
+
+// kindN is a kind of request and how many a round sends.
+type kindN struct {
+	name string
+	n    int
+}
+
+func (s *settings) kinds() []kindN {
+	return []kindN{{kindPaid, *s.paid}, {kindPrecheck, *s.prechecks}}
+}
+
+// describe prints what a round sends.
+func (s *settings) describe(l *loader, per string) {
 	var bytes int
-	for _, t := range texts {
+	for _, t := range l.texts {
 		bytes += len(t.json)
 	}
-	fmt.Printf("clients %d, best of %d runs, per run and binary %d paid scans and %d pre-checks; %d corpus texts (half attacks), mean %d bytes of JSON\n",
-		*conc, *runs, *paid, *prechecks, len(texts), bytes/len(texts))
+	fmt.Printf("clients %d, best of %d runs, per run and %s %d paid scans and %d pre-checks; %d corpus texts (half attacks), mean %d bytes of JSON\n",
+		*s.conc, *s.runs, per, *s.paid, *s.prechecks, len(l.texts), bytes/len(l.texts))
+	for _, k := range s.kinds() {
+		if r := l.pace[k.name]; r > 0 {
+			fmt.Printf("%s: paced at %g a second, latency counted from when each call was due\n", k.name, r)
+		}
+	}
+}
 
-	kinds := []struct {
-		name string
-		n    int
-	}{{kindPaid, *paid}, {kindPrecheck, *prechecks}}
-	results := map[string][][]round{} // kind -> target -> runs
-	// A warm-up of each kind against each target, not measured: the
-	// connections, the store's first pages, the server's first GCs.
+// measure warms every group up with each kind, then runs rounds of each
+// kind against every group in turn, the order alternating from run to
+// run so that none always goes first. It returns kind -> group -> runs.
+func (l *loader) measure(gs []*group, kinds []kindN, runs int) (map[string][][]round, error) {
+	results := map[string][][]round{}
+	// The warm-up is not measured: the connections, the store's first
+	// pages, the server's first GCs.
 	for _, k := range kinds {
-		results[k.name] = make([][]round, len(ts))
-		for _, t := range ts {
-			if _, err := l.round(t, k.name, max(k.n/5, 1)); err != nil {
-				return err
+		results[k.name] = make([][]round, len(gs))
+		for _, g := range gs {
+			if _, err := l.round(g, k.name, max(k.n/5, 1)); err != nil {
+				return nil, err
 			}
 		}
 	}
-	for r := range *runs {
+	for r := range runs {
 		for _, k := range kinds {
-			for j := range ts {
+			for j := range gs {
 				i := j
-				if r%2 == 1 { // alternate the order, so neither always goes first
-					i = len(ts) - 1 - j
+				if r%2 == 1 {
+					i = len(gs) - 1 - j
 				}
-				res, err := l.round(ts[i], k.name, k.n)
+				res, err := l.round(gs[i], k.name, k.n)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				results[k.name][i] = append(results[k.name][i], res)
 			}
 		}
 	}
-	settled, err := l.checkSettled(*facURL)
+	return results, nil
+}
+
+// pidsOf parses name=PID flags.
+func pidsOf(flagName string, v namedValues) (map[string]int, error) {
+	pids := map[string]int{}
+	for i, name := range v.names {
+		p, err := strconv.Atoi(v.values[i])
+		if err != nil || p <= 0 {
+			return nil, fmt.Errorf("-%s %s=%s: not a process id", flagName, name, v.values[i])
+		}
+		pids[name] = p
+	}
+	return pids, nil
+}
+
+// loopbackURL is u without a trailing slash, if it is a loopback URL.
+func loopbackURL(u string) (string, error) {
+	u = strings.TrimRight(u, "/")
+	if !isLoopback(u) {
+		return "", fmt.Errorf("%s is not a loopback URL", u)
+	}
+	return u, nil
+}
+
+func load(args []string) error {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	var targetFlags, pidFlags namedValues
+	fs.Var(&targetFlags, "target", "name=URL of a prompt_scan site (repeat); the ratio is the last's over the first's")
+	fs.Var(&pidFlags, "target-pid", "name=PID: the server process of a target, for its CPU time per request (Linux /proc)")
+	set := addSettings(fs, 8)
+	fs.Parse(args)
+	if len(targetFlags.names) < 1 {
+		return fmt.Errorf("need at least one -target")
+	}
+	pids, err := pidsOf("target-pid", pidFlags)
 	if err != nil {
 		return err
 	}
-	printTable(ts, kinds[0].name, kinds[1].name, results)
-	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every binary and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
-		settled, l.paidOK)
+	l, err := set.loader()
+	if err != nil {
+		return err
+	}
+	var ts []*group
+	for i, name := range targetFlags.names {
+		u, err := loopbackURL(targetFlags.values[i])
+		if err != nil {
+			return err
+		}
+		g := &group{name: name, servers: []*target{newTarget(name, u, *set.conc)}}
+		if p := pids[name]; p > 0 {
+			g.pids = []int{p}
+		}
+		if err := l.fetchOffer(g); err != nil {
+			return err
+		}
+		ts = append(ts, g)
+	}
+	return l.measureAll(set, ts, "binary", func(kinds []kindN, results map[string][][]round) {
+		printTable(ts, kinds[0].name, kinds[1].name, results)
+	})
+}
+
+// measureAll describes the load, measures gs, checks the facilitator's
+// settlements against the paid scans answered, and prints the results
+// with show, then what was checked. per names what a group is.
+func (l *loader) measureAll(set *settings, gs []*group, per string, show func([]kindN, map[string][][]round)) error {
+	set.describe(l, per)
+	kinds := set.kinds()
+	results, err := l.measure(gs, kinds, *set.runs)
+	if err != nil {
+		return err
+	}
+	settled, err := l.checkSettled(*set.facURL)
+	if err != nil {
+		return err
+	}
+	show(kinds, results)
+	fmt.Printf("checked: every answer a 200 with a verdict, the same verdict for a text from every %s and endpoint; the facilitator settled %d payments, %d paid scans were answered with their scan\n",
+		per, settled, l.paidOK)
 	return nil
 }
 
-// round prepares n calls of kind for t and runs them.
-func (l *loader) round(t *target, kind string, n int) (round, error) {
-	calls, err := l.prepare(t, kind, n)
+// round prepares n calls of kind for g and runs them.
+func (l *loader) round(g *group, kind string, n int) (round, error) {
+	calls, err := l.prepare(g, kind, n)
 	if err != nil {
 		return round{}, err
 	}
-	return l.run(t, kind, calls)
+	return l.run(g, kind, calls)
 }
 
 // checkSettled compares the facilitator's settlements with the paid scans
@@ -201,7 +296,7 @@ func (l *loader) checkSettled(facURL string) (int64, error) {
 	return st.Settled, nil
 }
 
-func printTable(ts []*target, kindA, kindB string, results map[string][][]round) {
+func printTable(ts []*group, kindA, kindB string, results map[string][][]round) {
 	fmt.Printf("%-9s %-10s %10s %10s %10s %15s\n", "kind", "binary", "rate/s", "p50", "p99", "server-cpu/req")
 	for _, kind := range []string{kindA, kindB} {
 		best := make([]round, len(ts))

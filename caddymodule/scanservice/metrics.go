@@ -60,7 +60,7 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.payments} {
+	for _, c := range []prometheus.Collector{m.requests, m.payments, storeSeconds, requestStoreSeconds} {
 		if err := reg.Register(c); err != nil {
 			if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok && are.ExistingCollector == c {
 				continue

@@ -375,6 +375,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	defer h.holders.release()
+	defer timeRequestStore(endpoint, &r)()
 	switch endpoint {
 	case "rules":
 		h.serveRules(sw, r)

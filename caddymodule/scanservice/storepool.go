@@ -151,6 +151,7 @@ func newPooled(ctx context.Context, b stores.Backend, logger *zap.Logger) (*pool
 	if err != nil {
 		return nil, err
 	}
+	s = timeStore(s)
 	var id [16]byte
 	rand.Read(id[:])
 	p := &pooledStore{Store: s, id: hex.EncodeToString(id[:]), inflight: new(inflight),
