@@ -22,6 +22,7 @@ const (
 	opReserve
 	opPayment
 	opSettle
+	opClaim
 	opDeliver
 	opFail
 	opRelease
@@ -39,6 +40,7 @@ var opNames = [numOps]string{
 	opReserve:     "reserve",
 	opPayment:     "payment",
 	opSettle:      "settle",
+	opClaim:       "claim",
 	opDeliver:     "deliver",
 	opFail:        "fail",
 	opRelease:     "release",
@@ -157,6 +159,11 @@ func (t *timedStore) Payment(ctx context.Context, key string) (store.Payment, bo
 func (t *timedStore) Settle(ctx context.Context, key, owner, transaction string, row store.LedgerRow, now time.Time) (bool, error) {
 	defer t.observe(ctx, opSettle, time.Now())
 	return t.s.Settle(ctx, key, owner, transaction, row, now)
+}
+
+func (t *timedStore) Claim(ctx context.Context, key, from, to string, now time.Time) (bool, error) {
+	defer t.observe(ctx, opClaim, time.Now())
+	return t.s.Claim(ctx, key, from, to, now)
 }
 
 func (t *timedStore) Deliver(ctx context.Context, now time.Time, keys ...string) error {

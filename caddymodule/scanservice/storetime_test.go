@@ -41,6 +41,11 @@ func (s *slowStore) Payment(context.Context, string) (store.Payment, bool, error
 	s.op("Payment")
 	return store.Payment{}, false, nil
 }
+func (s *slowStore) Claim(context.Context, string, string, string, time.Time) (bool, error) {
+	s.op("Claim")
+	return false, nil
+}
+
 func (s *slowStore) Settle(context.Context, string, string, string, store.LedgerRow, time.Time) (bool, error) {
 	s.op("Settle")
 	return false, nil
@@ -91,6 +96,7 @@ func TestTimedStoreObservesEveryOp(t *testing.T) {
 		{"Reserve", "reserve", func(s store.Store) { s.Reserve(ctx, store.Payment{Key: secret}, now) }},
 		{"Payment", "payment", func(s store.Store) { s.Payment(ctx, secret) }},
 		{"Settle", "settle", func(s store.Store) { s.Settle(ctx, secret, secret, secret, row, now) }},
+		{"Claim", "claim", func(s store.Store) { s.Claim(ctx, secret, secret, secret, now) }},
 		{"Deliver", "deliver", func(s store.Store) { s.Deliver(ctx, now, secret) }},
 		{"Fail", "fail", func(s store.Store) { s.Fail(ctx, secret, now) }},
 		{"Release", "release", func(s store.Store) { s.Release(ctx, secret) }},
