@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -52,24 +53,41 @@ func OpenPostgreSQL(ctx context.Context, dsn string) (*PostgreSQL, error) {
 	return s, nil
 }
 
-// tx runs fn in one transaction, first taking the advisory locks of keys.
-func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func(pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+// querier is the pool, or the connection a transaction runs on.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// tx runs fn in one transaction holding the advisory locks of keys, taken
+// in sorted order. BEGIN and every lock go to the server as one batch: one
+// round trip, not one per statement, since each round trip costs a wake-up
+// of a backend as well as the network. An error leaves the transaction to
+// ROLLBACK, or to the pool, which closes a connection returned in one.
+func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func(querier) error) error {
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
-	defer tx.Rollback(ctx)
+	defer conn.Release()
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", k); err != nil {
-			return fmt.Errorf("store: %s: %w", what, err)
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k", slices.Compact(keys))
+	err = conn.SendBatch(ctx, &b).Close()
+	if err == nil {
+		err = fn(conn)
+	}
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = conn.Exec(ctx, "COMMIT"); err == nil && tag.String() != "COMMIT" {
+			err = errors.New("the transaction was rolled back")
 		}
 	}
-	if err := fn(tx); err != nil {
-		return fmt.Errorf("store: %s: %w", what, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
+	if err != nil {
+		conn.Exec(ctx, "ROLLBACK") // a connection it fails on is closed on release
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	return nil
@@ -98,7 +116,7 @@ func (s *PostgreSQL) PrecheckAll(ctx context.Context, now time.Time, counters ..
 		keys[i] = "precheck:" + c.Key
 	}
 	var qs []Quota
-	err := s.tx(ctx, "pre-check", keys, func(tx pgx.Tx) error {
+	err := s.tx(ctx, "pre-check", keys, func(tx querier) error {
 		callers := make([]string, len(counters))
 		for i, c := range counters {
 			callers[i] = c.Key

@@ -34,7 +34,7 @@ func (s *PostgreSQL) Reserve(ctx context.Context, p Payment, now time.Time) (Pay
 	var got Payment
 	var reserved bool
 	var conflict error
-	err = s.tx(ctx, "reserving a payment", locks, func(tx pgx.Tx) error {
+	err = s.tx(ctx, "reserving a payment", locks, func(tx querier) error {
 		if q, ok, err := pgLookup(ctx, tx, "key", p.Key); err != nil || ok {
 			got = q
 			return err
@@ -76,12 +76,6 @@ func (s *PostgreSQL) Payment(ctx context.Context, key string) (Payment, bool, er
 		return Payment{}, false, fmt.Errorf("store: reading a payment: %w", err)
 	}
 	return p, ok, nil
-}
-
-// querier is a pool or a transaction.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // pgInflightColumns are read by pgScanInflight, in this order.
@@ -157,7 +151,7 @@ func (s *PostgreSQL) Settle(ctx context.Context, key, owner, transaction string,
 		return false, fmt.Errorf("store: recording a paid scan: price %d out of range", row.Price)
 	}
 	won := false
-	err = s.tx(ctx, "recording a paid scan", []string{paymentLock(key)}, func(tx pgx.Tx) error {
+	err = s.tx(ctx, "recording a paid scan", []string{paymentLock(key)}, func(tx querier) error {
 		var ident *string
 		var payer string
 		err := tx.QueryRow(ctx, `UPDATE inflight SET state = 'settled', tx = $1, since = $2, owner = $3, header = '', accepted = ''
@@ -209,7 +203,7 @@ func (s *PostgreSQL) Deliver(ctx context.Context, now time.Time, keys ...string)
 
 // Fail implements Store.
 func (s *PostgreSQL) Fail(ctx context.Context, key string, now time.Time) error {
-	return s.tx(ctx, "marking a payment failed", []string{paymentLock(key)}, func(tx pgx.Tx) error {
+	return s.tx(ctx, "marking a payment failed", []string{paymentLock(key)}, func(tx querier) error {
 		var ident *string
 		var payer string
 		err := tx.QueryRow(ctx, "DELETE FROM inflight WHERE key = $1 AND state = 'settling' RETURNING ident, payer", key).Scan(&ident, &payer)
@@ -227,7 +221,7 @@ func (s *PostgreSQL) Fail(ctx context.Context, key string, now time.Time) error 
 
 // Release implements Store.
 func (s *PostgreSQL) Release(ctx context.Context, key string) error {
-	return s.tx(ctx, "releasing a payment", []string{paymentLock(key)}, func(tx pgx.Tx) error {
+	return s.tx(ctx, "releasing a payment", []string{paymentLock(key)}, func(tx querier) error {
 		_, err := tx.Exec(ctx, "DELETE FROM inflight WHERE key = $1 AND state = 'settling'", key)
 		return err
 	})
