@@ -74,7 +74,7 @@ func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	var b pgx.Batch
-	b.Queue("BEGIN")
+	b.Queue("begin")
 	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k", slices.Compact(keys))
 	err = conn.SendBatch(ctx, &b).Close()
 	if err == nil {
@@ -82,12 +82,12 @@ func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func
 	}
 	if err == nil {
 		var tag pgconn.CommandTag
-		if tag, err = conn.Exec(ctx, "COMMIT"); err == nil && tag.String() != "COMMIT" {
+		if tag, err = conn.Exec(ctx, "commit"); err == nil && tag.String() != "COMMIT" {
 			err = errors.New("the transaction was rolled back")
 		}
 	}
 	if err != nil {
-		conn.Exec(ctx, "ROLLBACK") // a connection it fails on is closed on release
+		conn.Exec(ctx, "rollback") // a connection it fails on is closed on release
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	return nil
