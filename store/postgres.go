@@ -60,6 +60,9 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// lockKeys takes the advisory locks of the keys in $1, in its order.
+const lockKeys = "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k"
+
 // tx runs fn in one transaction holding the advisory locks of keys, taken
 // in sorted order. BEGIN and every lock go to the server as one batch: one
 // round trip, not one per statement, since each round trip costs a wake-up
@@ -75,7 +78,7 @@ func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func
 	slices.Sort(keys)
 	var b pgx.Batch
 	b.Queue("begin")
-	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k", slices.Compact(keys))
+	b.Queue(lockKeys, slices.Compact(keys))
 	err = conn.SendBatch(ctx, &b).Close()
 	if err == nil {
 		err = fn(conn)
@@ -103,7 +106,9 @@ func (s *PostgreSQL) Precheck(ctx context.Context, caller string, now time.Time,
 }
 
 // PrecheckAll implements Store: the counters' locks are held from the read
-// to the commit.
+// to the commit. It is the service's busiest transaction, so it takes two
+// round trips: begin, the locks and the read as one batch, then the write
+// and commit as another.
 func (s *PostgreSQL) PrecheckAll(ctx context.Context, now time.Time, counters ...Counter) ([]Quota, error) {
 	if err := checkKeys(counters); err != nil {
 		return nil, err
@@ -111,54 +116,65 @@ func (s *PostgreSQL) PrecheckAll(ctx context.Context, now time.Time, counters ..
 	if len(counters) == 0 {
 		return []Quota{}, nil
 	}
-	keys := make([]string, len(counters))
-	for i, c := range counters {
-		keys[i] = "precheck:" + c.Key
+	qs, err := s.precheckAll(ctx, now, counters)
+	if err != nil {
+		return nil, fmt.Errorf("store: pre-check: %w", err)
 	}
-	var qs []Quota
-	err := s.tx(ctx, "pre-check", keys, func(tx querier) error {
-		callers := make([]string, len(counters))
-		for i, c := range counters {
-			callers[i] = c.Key
-		}
-		rows, err := tx.Query(ctx, "SELECT caller, day, count, last_ms FROM precheck WHERE caller = ANY($1)", callers)
-		if err != nil {
-			return err
-		}
-		found := map[string]*precheckState{}
+	return qs, nil
+}
+
+func (s *PostgreSQL) precheckAll(ctx context.Context, now time.Time, counters []Counter) ([]Quota, error) {
+	callers, locks := make([]string, len(counters)), make([]string, len(counters))
+	for i, c := range counters {
+		callers[i], locks[i] = c.Key, "precheck:"+c.Key
+	}
+	slices.Sort(locks)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release() // a connection an error left in a transaction is closed
+	found := map[string]*precheckState{}
+	var read pgx.Batch
+	read.Queue("begin")
+	read.Queue(lockKeys, locks)
+	read.Queue("SELECT caller, day, count, last_ms FROM precheck WHERE caller = ANY($1)", callers).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var key string
 			var st precheckState
 			if err := rows.Scan(&key, &st.Day, &st.Count, &st.Last); err != nil {
-				rows.Close()
 				return err
 			}
 			found[key] = &st
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		states := make([]*precheckState, len(counters))
-		for i, c := range counters {
-			states[i] = found[c.Key]
-		}
-		var next []precheckState
-		qs, next = decideAll(states, now, counters)
-		if next == nil {
-			return nil
-		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, &read).Close(); err != nil {
+		return nil, err
+	}
+	states := make([]*precheckState, len(counters))
+	for i, c := range counters {
+		states[i] = found[c.Key]
+	}
+	qs, next := decideAll(states, now, counters)
+	var write pgx.Batch
+	if next != nil {
 		days, counts, lasts := make([]string, len(next)), make([]int64, len(next)), make([]int64, len(next))
 		for i, n := range next {
 			days[i], counts[i], lasts[i] = n.Day, int64(n.Count), n.Last
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO precheck (caller, day, count, last_ms)
+		write.Queue(`INSERT INTO precheck (caller, day, count, last_ms)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
 			ON CONFLICT (caller) DO UPDATE SET day = excluded.day, count = excluded.count, last_ms = excluded.last_ms`,
 			callers, days, counts, lasts)
-		return err
+	}
+	write.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
+		if tag.String() != "COMMIT" {
+			return errors.New("the transaction was rolled back")
+		}
+		return nil
 	})
-	if err != nil {
+	if err := conn.SendBatch(ctx, &write).Close(); err != nil {
 		return nil, err
 	}
 	return qs, nil
