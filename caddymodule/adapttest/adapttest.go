@@ -8,8 +8,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,5 +77,46 @@ func Golden(t *testing.T, dir string) {
 				t.Errorf("adapted JSON differs\n--- got\n%s\n--- want\n%s", got, want)
 			}
 		})
+	}
+}
+
+// Subdirectives checks that names lists exactly the string labels of the
+// cases of the switch over d.Val() in method UnmarshalCaddyfile of file: the
+// list the parser suggests from, kept true of the parser itself.
+func Subdirectives(t *testing.T, file string, names []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "UnmarshalCaddyfile" || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			sw, ok := n.(*ast.SwitchStmt)
+			if !ok {
+				return true
+			}
+			if call, ok := sw.Tag.(*ast.CallExpr); !ok || types.ExprString(call.Fun) != "d.Val" {
+				return true
+			}
+			for _, s := range sw.Body.List {
+				for _, e := range s.(*ast.CaseClause).List {
+					if lit, ok := e.(*ast.BasicLit); ok {
+						v, _ := strconv.Unquote(lit.Value)
+						labels = append(labels, v)
+					}
+				}
+			}
+			return false
+		})
+	}
+	slices.Sort(labels)
+	want := slices.Sorted(slices.Values(names))
+	if !slices.Equal(labels, want) {
+		t.Fatalf("the parser of %s takes %v, its list of subdirectives says %v", file, labels, want)
 	}
 }

@@ -2,12 +2,15 @@ package firewall
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/dustin/go-humanize"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/promptwall/promptwall/caddymodule/nearest"
 )
 
 func init() {
@@ -97,7 +100,8 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			for _, r := range roles {
 				if r != "all" && !isRole(r) {
-					return d.Errf("roles: unknown role '%s'", r)
+					return d.Errf("roles: unknown role '%s'%s (want %s, or all alone)", r,
+						nearest.Hint(r, allRoleNames), strings.Join(allRoleNames, ", "))
 				}
 				if r == "all" && len(roles) > 1 {
 					return d.Err("roles: 'all' stands alone")
@@ -110,11 +114,8 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			size, err := humanize.ParseBytes(s)
-			if err != nil {
-				return d.Errf("parsing max_body: %v", err)
-			}
-			if size == 0 || size > 1<<62 {
-				return d.Errf("max_body: %s is out of range", s)
+			if err != nil || size == 0 || size > 1<<62 {
+				return d.Errf("max_body: want a size such as 16MiB, 512KB or a number of bytes (at least 1), got '%s'", s)
 			}
 			f.MaxBody = int64(size)
 		case "safe_cache":
@@ -185,11 +186,16 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			f.MaxUpload = int64(size)
 		default:
-			return d.Errf("unrecognized prompt_firewall subdirective '%s'", d.Val())
+			return d.Errf("unrecognized prompt_firewall subdirective '%s'%s", d.Val(), nearest.Hint(d.Val(), subdirectives))
 		}
 	}
 	return nil
 }
+
+// subdirectives are the options UnmarshalCaddyfile takes, which an unknown
+// one is compared with (a test holds the two together).
+var subdirectives = []string{"rulebook", "on_malicious", "on_suspicious", "roles", "max_body", "safe_cache",
+	"unscannable_files", "token_ids", "rule", "category", "websocket", "max_upload"}
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Firewall)(nil)

@@ -22,17 +22,21 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"unknown action", "prompt_firewall {\n on_malicious drop\n}", "unknown action 'drop'"},
 		{"action missing", "prompt_firewall {\n on_suspicious\n}", "wrong argument count"},
 		{"two actions", "prompt_firewall {\n on_suspicious log block\n}", "wrong argument count"},
-		{"unknown role", "prompt_firewall {\n roles user bot\n}", "unknown role 'bot'"},
+		{"unknown role", "prompt_firewall {\n roles user bot\n}", "unknown role 'bot' (want user, tool, function, tool_definition, system, developer, assistant, or all alone)"},
+		{"role misspelt", "prompt_firewall {\n roles user admin systm\n}", "unknown role 'admin' (want user,"},
+		{"role misspelt, named", "prompt_firewall {\n roles systm\n}", "unknown role 'systm' (did you mean 'system'?)"},
 		{"all with others", "prompt_firewall {\n roles all user\n}", "'all' stands alone"},
 		{"no roles", "prompt_firewall {\n roles\n}", "wrong argument count"},
-		{"bad size", "prompt_firewall {\n max_body lots\n}", "parsing max_body"},
-		{"zero size", "prompt_firewall {\n max_body 0\n}", "out of range"},
+		{"bad size", "prompt_firewall {\n max_body lots\n}", "max_body: want a size such as 16MiB, 512KB or a number of bytes (at least 1), got 'lots'"},
+		{"negative size", "prompt_firewall {\n max_body -5\n}", "max_body: want a size such as 16MiB, 512KB or a number of bytes (at least 1), got '-5'"},
+		{"zero size", "prompt_firewall {\n max_body 0\n}", "got '0'"},
 		{"cache not a number", "prompt_firewall {\n safe_cache lots\n}", "safe_cache: want a number"},
 		{"cache zero", "prompt_firewall {\n safe_cache 0\n}", "safe_cache: want a number"},
 		{"cache too large", "prompt_firewall {\n safe_cache 1000000000\n}", "safe_cache: want a number"},
 		{"cache two args", "prompt_firewall {\n safe_cache 10 20\n}", "wrong argument count"},
 		{"rulebook two args", "prompt_firewall {\n rulebook a b\n}", "wrong argument count"},
-		{"unknown option", "prompt_firewall {\n mode strict\n}", "unrecognized prompt_firewall subdirective 'mode'"},
+		{"unknown option", "prompt_firewall {\n mode strict\n}", "unrecognized prompt_firewall subdirective 'mode', at"},
+		{"misspelt option", "prompt_firewall {\n max_bdy 1MiB\n}", "unrecognized prompt_firewall subdirective 'max_bdy' (did you mean 'max_body'?)"},
 		{"inline argument", "prompt_firewall strict", "wrong argument count"},
 		{"rule without action", "prompt_firewall {\n rule EX-3\n}", "wrong argument count"},
 		{"rule unknown action", "prompt_firewall {\n rule EX-3 drop\n}", "rule EX-3: unknown action 'drop' (want block, sanitize, log or off)"},
@@ -75,4 +79,8 @@ func TestValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid config rejected: %v", err)
 	}
+}
+
+func TestSubdirectivesListed(t *testing.T) {
+	adapttest.Subdirectives(t, "caddyfile.go", subdirectives)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/promptwall/promptwall/caddymodule/nearest"
 	"github.com/promptwall/promptwall/caddymodule/stores"
 )
 
@@ -187,7 +188,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Err(err.Error())
 			}
 		default:
-			return d.Errf("unrecognized prompt_scan subdirective '%s'", d.Val())
+			return d.Errf("unrecognized prompt_scan subdirective '%s'%s", d.Val(), nearest.Hint(d.Val(), subdirectives))
 		}
 	}
 	return nil
@@ -264,6 +265,12 @@ func (h *Handler) unmarshalFacilitator(d *caddyfile.Dispenser) error {
 	h.Facilitator = fc
 	return nil
 }
+
+// subdirectives are the options UnmarshalCaddyfile takes, which an unknown
+// one is compared with (a test holds the two together).
+var subdirectives = []string{"pay_to", "network", "facilitator", "fee_payer", "rpc", "price", "free",
+	"precheck_daily_limit", "precheck_address_daily_limit", "precheck_interval", "precheck_sign_in",
+	"store", "rulebook", "cors_origins"}
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)

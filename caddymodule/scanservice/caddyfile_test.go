@@ -18,7 +18,8 @@ func TestAdaptGolden(t *testing.T) { adapttest.Golden(t, "testdata/adapt") }
 // message naming the problem, not at the first request.
 func TestCaddyfileErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
-		{"unknown option", "prompt_scan {\n wallet x\n}", "unrecognized prompt_scan subdirective 'wallet'"},
+		{"unknown option", "prompt_scan {\n wallet x\n}", "unrecognized prompt_scan subdirective 'wallet', at"},
+		{"misspelt option", "prompt_scan {\n payto x\n}", "unrecognized prompt_scan subdirective 'payto' (did you mean 'pay_to'?)"},
 		{"argument on directive", "prompt_scan free", "wrong argument count"},
 		{"unknown network", "prompt_scan {\n network ethereum\n}", "unknown network 'ethereum'"},
 		{"pay_to twice", "prompt_scan {\n pay_to a b\n}", "wrong argument count"},
@@ -53,4 +54,8 @@ func TestCaddyfileErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSubdirectivesListed(t *testing.T) {
+	adapttest.Subdirectives(t, "caddyfile.go", subdirectives)
 }
