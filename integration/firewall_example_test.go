@@ -2,11 +2,30 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
+
+// outsideAddress is an address of this machine other than loopback, or ""
+// when it has none.
+func outsideAddress(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
 
 // TestCaddyfileExampleFirewall runs Caddyfile.example as shipped, with its
 // environment variables pointing the firewall at the fake upstream: the
@@ -27,7 +46,19 @@ func TestCaddyfileExampleFirewall(t *testing.T) {
 		// default port, which another test or program may hold.
 		"PROMPTWALL_SCAN_PORT=" + strconv.Itoa(freePort(t)),
 	}
-	startCaddy(t, string(example), env, addr)
+	srv := startCaddy(t, string(example), env, addr)
+	// It starts without a warning, and on this machine's loopback only.
+	for _, line := range strings.Split(srv.Log(), "\n") {
+		if strings.Contains(line, `"level":"warn"`) {
+			t.Errorf("the example starts with a warning: %s", line)
+		}
+	}
+	if ip := outsideAddress(t); ip != "" {
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, port), time.Second); err == nil {
+			c.Close()
+			t.Errorf("the example listens on %s, not on loopback only", ip)
+		}
+	}
 
 	body := func(text string) []byte {
 		b, _ := json.Marshal(map[string]any{"model": "gpt-4o", "messages": []any{map[string]any{"role": "user", "content": text}}})
@@ -51,5 +82,22 @@ func TestCaddyfileExampleFirewall(t *testing.T) {
 	got := up.recorded()
 	if len(got) != 1 || string(got[0].Body) != string(safe) || got[0].Header.Get("Prompt-Firewall-Verdict") != "safe" {
 		t.Fatalf("upstream got %+v", got)
+	}
+}
+
+// TestCaddyfileExampleFormatted: caddy fmt leaves the example as it is.
+func TestCaddyfileExampleFormatted(t *testing.T) {
+	out, err := exec.Command(caddyBin, "fmt", "../Caddyfile.example").Output()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		t.Fatalf("caddy fmt Caddyfile.example: %v: %s", err, ee.Stderr)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("../Caddyfile.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(example) {
+		t.Errorf("caddy fmt changes Caddyfile.example; run caddy fmt --overwrite Caddyfile.example")
 	}
 }

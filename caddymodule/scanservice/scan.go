@@ -294,7 +294,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("prompt_scan price is above $1, which x402 clients refuse by default", zap.String("price", h.Price))
 	}
 	if h.Free {
-		h.logger.Warn("prompt_scan serves full scans free of charge", zap.String("rules_id", h.engine.Engine.Rulebook().ID))
+		h.logger.Info("prompt_scan serves full scans free of charge", zap.String("rules_id", h.engine.Engine.Rulebook().ID))
 	}
 	return nil
 }
