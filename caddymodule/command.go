@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/promptwall/promptwall/caddymodule/warmstart"
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/jsonstr"
 	"github.com/promptwall/promptwall/rulebook"
 )
 
@@ -46,7 +48,11 @@ copy are printed. The exit status is the worst verdict: 0 safe, 1 suspicious,
 With --jsonl, standard input holds JSON lines {"text": ...} or
 {"text_base64": ...} (raw bytes) with any other fields; each output line is
 the input's other fields plus "result" (verdict, matches, category_counts and
-sanitized, or sanitized_base64 for text_base64 inputs), in order.`,
+sanitized, or sanitized_base64 for text_base64 inputs), in order. A line that
+cannot be scanned gets its other fields plus "error" {"line", "message"}, and
+the run goes on. The exit status is the worst verdict of the lines, as for
+files; 3 when a line could not be scanned (its verdict is unknown) or the
+input failed.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("rulebook", "", "a custom rulebook file (default: the embedded v1)")
 			cmd.Flags().Bool("jsonl", false, "read JSON lines from standard input and write one result line each")
@@ -91,10 +97,14 @@ func runPromptScan(rulebookPath string, jsonl bool, files []string, stdin io.Rea
 		// prompt-scan command line; this covers the command run any other
 		// way (in process, as the tests do).
 		debug.SetGCPercent(warmstart.GCPercent)
-		if err := scanJSONL(eng, stdin, out); err != nil {
+		worst, bad, err := scanJSONL(eng, stdin, out)
+		switch {
+		case err != nil:
 			return exitError, err
+		case bad > 0:
+			return exitError, fmt.Errorf("%d line(s) could not be scanned; their answers say why", bad)
 		}
-		return exitSafe, nil
+		return worst.Rank(), nil
 	}
 	worst := engine.Safe
 	if len(files) == 0 {
@@ -140,11 +150,15 @@ func printResult(w *bufio.Writer, name string, r engine.Result) engine.Verdict {
 // machine's cores runs a worker that takes the next batch of lines from the
 // input itself (so no reader goroutine competes with the workers for the
 // cores) and scans it; the answers are written in input order, and an error
-// on a line stops the run after the answers to the lines before it.
-func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
+// on a line is answered in its place. It returns the worst verdict and
+// how many lines could not be scanned; an error reading the input or
+// writing the answers stops the run after the answers before it.
+func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) (engine.Verdict, int, error) {
 	type result struct {
-		out []byte
-		err error
+		out   []byte
+		worst engine.Verdict
+		bad   int
+		err   error
 	}
 	workers := runtime.GOMAXPROCS(0)
 	// order holds each batch's answer slot, in input order; a worker sends
@@ -246,39 +260,52 @@ func scanJSONL(eng *engine.Engine, in io.Reader, w *bufio.Writer) error {
 				// An answer is the line's other fields and a result that
 				// holds the sanitized text again: about twice the line.
 				out := get(outBufs, 2*len(data)+1024)
-				var err error
+				r := result{worst: engine.Safe}
 				for k, line := range lines {
-					if out, err = bufs.scanLine(eng, line, out); err != nil {
-						err = fmt.Errorf("line %d: %w", first+k, err)
-						break
+					var v engine.Verdict
+					var ok bool
+					if out, v, ok = bufs.scanLine(eng, line, first+k, out); !ok {
+						r.bad++
 					}
+					r.worst = worse(r.worst, v)
 				}
-				if err == nil && rerr != nil && rerr != io.EOF {
-					err = fmt.Errorf("reading standard input: %w", rerr)
+				if rerr != nil && rerr != io.EOF {
+					r.err = fmt.Errorf("reading standard input: %w", rerr)
 				}
 				put(inBufs, data)
-				slot <- result{out, err}
+				r.out = out
+				slot <- r
 			}
 		}()
 	}
 
+	worst, bad := engine.Safe, 0
 	for slot := range order {
 		r := <-slot
 		if _, err := w.Write(r.out); err != nil {
-			return err
+			return worst, bad, err
 		}
 		if len(order) == 0 {
 			// Nothing else is ready: what is answered goes out now.
 			if err := w.Flush(); err != nil {
-				return err
+				return worst, bad, err
 			}
 		}
 		put(outBufs, r.out)
+		worst, bad = worse(worst, r.worst), bad+r.bad
 		if r.err != nil {
-			return r.err
+			return worst, bad, r.err
 		}
 	}
-	return nil
+	return worst, bad, nil
+}
+
+// worse is the worse of two verdicts.
+func worse(a, b engine.Verdict) engine.Verdict {
+	if b.Rank() > a.Rank() {
+		return b
+	}
+	return a
 }
 
 // batchSize is about how many bytes of lines make a batch: small enough
@@ -301,20 +328,44 @@ func readLine(rd *bufio.Reader, dst []byte) ([]byte, error) {
 
 // lineBuffers are the storage one line's work reuses from the last.
 type lineBuffers struct {
-	text    []byte // a decoded text that had escapes
-	members []member
+	text        []byte // a decoded text that had escapes
+	members     []member
+	failedSplit bool // the last line was not a JSON object
 	compact bytes.Buffer
 }
 
-// scanLine appends the answer to one input line to out. A nil line (a
-// blank one) has no answer.
-func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]byte, error) {
+// scanLine appends the answer to input line n to out, and reports the
+// verdict and whether the line could be scanned: a line that cannot is
+// answered with its other fields and an error. A nil line (a blank one)
+// has no answer.
+func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, n int, out []byte) ([]byte, engine.Verdict, bool) {
 	if line == nil {
-		return out, nil
+		return out, engine.Safe, true
 	}
+	start := len(out)
+	out, v, err := b.answer(eng, line, out)
+	if err == nil {
+		return out, v, true
+	}
+	out = out[:start]
+	if b.failedSplit {
+		out = append(out, '{') // not an object: no fields to keep
+	} else {
+		out = b.appendOthers(out)
+	}
+	out = append(out, `"error":{"line":`...)
+	out = strconv.AppendInt(out, int64(n), 10)
+	out = append(out, `,"message":`...)
+	out = jsonstr.Append(out, err.Error(), false)
+	return append(out, "}}\n"...), engine.Safe, false
+}
+
+// answer appends the answer to a line that is not blank.
+func (b *lineBuffers) answer(eng *engine.Engine, line []byte, out []byte) ([]byte, engine.Verdict, error) {
 	members, err := splitObject(line, b.members[:0], &b.text)
+	b.failedSplit = err != nil
 	if err != nil {
-		return out, err
+		return out, "", err
 	}
 	b.members = members
 	var text, textLit []byte
@@ -322,7 +373,7 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	for _, m := range members {
 		if isText(m.key) {
 			if len(m.value) == 0 || m.value[0] != '"' {
-				return out, fmt.Errorf("%q must be a string", m.key)
+				return out, "", fmt.Errorf("%q must be a string", m.key)
 			}
 			text, textLit, canonical = m.text, m.value, m.canonical
 			isB64, found = string(m.key) == "text_base64", true
@@ -330,23 +381,14 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	}
 	if isB64 {
 		if text, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
-			return out, fmt.Errorf("text_base64: %w", err)
+			return out, "", fmt.Errorf("text_base64: %w", err)
 		}
 	}
 	if !found {
-		return out, errors.New(`needs a "text" or "text_base64" string`)
+		return out, "", errors.New(`needs a "text" or "text_base64" string`)
 	}
 	res := eng.Scan(text)
-	out = append(out, '{')
-	for _, m := range members {
-		if isText(m.key) {
-			continue
-		}
-		out = append(out, m.rawKey...)
-		out = append(out, ':')
-		out = appendCompact(out, m.value, &b.compact)
-		out = append(out, ',')
-	}
+	out = b.appendOthers(out)
 	out = append(out, `"result":`...)
 	if !isB64 && len(res.Matches) == 0 && canonical {
 		// The sanitized copy is the text, and the line wrote it as the
@@ -355,5 +397,21 @@ func (b *lineBuffers) scanLine(eng *engine.Engine, line []byte, out []byte) ([]b
 	} else {
 		out = engine.AppendJSON(out, res, isB64)
 	}
-	return append(out, "}\n"...), nil
+	return append(out, "}\n"...), res.Verdict, nil
+}
+
+// appendOthers opens an answer with the line's fields but its text, each
+// followed by a comma.
+func (b *lineBuffers) appendOthers(out []byte) []byte {
+	out = append(out, '{')
+	for _, m := range b.members {
+		if isText(m.key) {
+			continue
+		}
+		out = append(out, m.rawKey...)
+		out = append(out, ':')
+		out = appendCompact(out, m.value, &b.compact)
+		out = append(out, ',')
+	}
+	return out
 }

@@ -28,8 +28,8 @@ func BenchmarkJSONL(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
 				w := bufio.NewWriter(io.Discard)
-				if err := scanJSONL(engine.Default(), bytes.NewReader(data), w); err != nil {
-					b.Fatal(err)
+				if _, bad, err := scanJSONL(engine.Default(), bytes.NewReader(data), w); err != nil || bad > 0 {
+					b.Fatal(bad, err)
 				}
 			}
 		})
