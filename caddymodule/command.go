@@ -331,7 +331,7 @@ type lineBuffers struct {
 	text        []byte // a decoded text that had escapes
 	members     []member
 	failedSplit bool // the last line was not a JSON object
-	compact bytes.Buffer
+	compact     bytes.Buffer
 }
 
 // scanLine appends the answer to input line n to out, and reports the
