@@ -409,6 +409,18 @@ func TestFacilitatorUnavailable(t *testing.T) {
 	})
 }
 
+// payThrough pays with header while the store is wrap of the real one,
+// as a failing disk or network would make it.
+func payThrough(t *testing.T, th *testHandler, wrap func(store.Store) store.Store, header string) *httptest.ResponseRecorder {
+	t.Helper()
+	real := th.store.Store
+	th.store.Store = wrap(real)
+	defer func() { th.store.Store = real }()
+	return pay(t, th, header)
+}
+
+func withFailingSettle(s store.Store) store.Store { return failingStore{s} }
+
 // failingStore fails Settle, as a full disk would.
 type failingStore struct{ store.Store }
 
@@ -420,10 +432,7 @@ func TestLedgerFailureReleasesNothing(t *testing.T) {
 	f := newFakeFacilitator(t)
 	th := paidHandler(t, f, nil)
 	header := payment(t, ask(t, th), nil)
-	real := th.store.Store
-	th.store.Store = failingStore{real}
-	defer func() { th.store.Store = real }()
-	w := pay(t, th, header)
+	w := payThrough(t, th, withFailingSettle, header)
 	if w.Code != 500 || errorCode(t, w) != "ledger_unavailable" || strings.Contains(w.Body.String(), "verdict") {
 		t.Fatalf("ledger write failed: %d %s", w.Code, w.Body)
 	}
@@ -440,7 +449,6 @@ func TestLedgerFailureReleasesNothing(t *testing.T) {
 	// Once the store is back, a retry with the payment records it (the
 	// settlement was kept in memory, the facilitator is not asked again)
 	// and gets the scan.
-	th.store.Store = real
 	settles := f.count("/settle")
 	if w := pay(t, th, header); w.Code != 200 || !strings.Contains(w.Body.String(), `"verdict"`) {
 		t.Fatalf("retry after the store came back: %d %s", w.Code, w.Body)

@@ -168,12 +168,9 @@ func TestReconcileRecordsWhatLanded(t *testing.T) {
 	f := newFakeFacilitator(t)
 	th := paidHandler(t, f, nil)
 	header := payment(t, ask(t, th), nil)
-	real := th.store.Store
-	th.store.Store = failingStore{real}
-	if w := pay(t, th, header); w.Code != 500 || errorCode(t, w) != "ledger_unavailable" {
+	if w := payThrough(t, th, withFailingSettle, header); w.Code != 500 || errorCode(t, w) != "ledger_unavailable" {
 		t.Fatalf("ledger write failed: %d %s", w.Code, w.Body)
 	}
-	th.store.Store = real
 	th.clock.Add(time.Second)
 	th.reconcileOnce(context.Background())
 	p, _, err := th.store.Payment(context.Background(), paymentKey(t, header))

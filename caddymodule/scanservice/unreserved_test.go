@@ -28,10 +28,7 @@ func TestFailedReservationIsNeverCharged(t *testing.T) {
 		f := newFakeFacilitator(t)
 		th := paidHandler(t, f, nil)
 		header := payment(t, ask(t, th), nil)
-		real := th.store.Store
-		th.store.Store = lateCommitStore{real}
-		w := pay(t, th, header)
-		th.store.Store = real
+		w := payThrough(t, th, func(s store.Store) store.Store { return lateCommitStore{s} }, header)
 		if w.Code != 503 || errorCode(t, w) != codeStoreUnavailable || !strings.Contains(w.Body.String(), "retry with the same payment") {
 			t.Fatalf("reservation failed: %d %s", w.Code, w.Body)
 		}
