@@ -63,12 +63,15 @@ type querier interface {
 // lockKeys takes the advisory locks of the keys in $1, in its order.
 const lockKeys = "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k"
 
-// tx runs fn in one transaction holding the advisory locks of keys, taken
-// in sorted order. BEGIN and every lock go to the server as one batch: one
-// round trip, not one per statement, since each round trip costs a wake-up
-// of a backend as well as the network. An error leaves the transaction to
-// ROLLBACK, or to the pool, which closes a connection returned in one.
-func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func(querier) error) error {
+// tx runs one transaction holding the advisory locks of keys, taken in
+// sorted order, in as few round trips as its statements allow: each costs
+// a backend's wake-up as well as the network. BEGIN, the locks and what
+// read queues (nil: nothing) go as the first batch. Then fn runs: it may
+// run statements on the connection when it needs their results, and it
+// queues its last writes in w, which go with COMMIT as the last batch. An
+// error leaves the transaction to ROLLBACK, or to the pool, which closes a
+// connection returned in one.
+func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, read func(*pgx.Batch), fn func(q querier, w *pgx.Batch) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", what, err)
@@ -76,24 +79,44 @@ func (s *PostgreSQL) tx(ctx context.Context, what string, keys []string, fn func
 	defer conn.Release()
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
-	var b pgx.Batch
-	b.Queue("begin")
-	b.Queue(lockKeys, slices.Compact(keys))
-	err = conn.SendBatch(ctx, &b).Close()
+	var first, last pgx.Batch
+	first.Queue("begin")
+	first.Queue(lockKeys, slices.Compact(keys))
+	if read != nil {
+		read(&first)
+	}
+	err = conn.SendBatch(ctx, &first).Close()
 	if err == nil {
-		err = fn(conn)
+		err = fn(conn, &last)
 	}
 	if err == nil {
-		var tag pgconn.CommandTag
-		if tag, err = conn.Exec(ctx, "commit"); err == nil && tag.String() != "COMMIT" {
-			err = errors.New("the transaction was rolled back")
-		}
+		err = commit(ctx, conn, &last)
 	}
 	if err != nil {
 		conn.Exec(ctx, "rollback") // a connection it fails on is closed on release
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	return nil
+}
+
+// commit sends the writes queued in w with COMMIT, or, with none, COMMIT
+// alone as one simple-protocol message.
+func commit(ctx context.Context, conn *pgxpool.Conn, w *pgx.Batch) error {
+	check := func(tag pgconn.CommandTag) error {
+		if tag.String() != "COMMIT" {
+			return errors.New("the transaction was rolled back")
+		}
+		return nil
+	}
+	if w.Len() == 0 {
+		tag, err := conn.Exec(ctx, "commit")
+		if err != nil {
+			return err
+		}
+		return check(tag)
+	}
+	w.Queue("commit").Exec(check)
+	return conn.SendBatch(ctx, w).Close()
 }
 
 // Precheck implements Store.
@@ -106,9 +129,8 @@ func (s *PostgreSQL) Precheck(ctx context.Context, caller string, now time.Time,
 }
 
 // PrecheckAll implements Store: the counters' locks are held from the read
-// to the commit. It is the service's busiest transaction, so it takes two
-// round trips: begin, the locks and the read as one batch, then the write
-// and commit as another.
+// to the commit, in two round trips (the read with the locks, the write
+// with the commit).
 func (s *PostgreSQL) PrecheckAll(ctx context.Context, now time.Time, counters ...Counter) ([]Quota, error) {
 	if err := checkKeys(counters); err != nil {
 		return nil, err
@@ -116,65 +138,46 @@ func (s *PostgreSQL) PrecheckAll(ctx context.Context, now time.Time, counters ..
 	if len(counters) == 0 {
 		return []Quota{}, nil
 	}
-	qs, err := s.precheckAll(ctx, now, counters)
-	if err != nil {
-		return nil, fmt.Errorf("store: pre-check: %w", err)
-	}
-	return qs, nil
-}
-
-func (s *PostgreSQL) precheckAll(ctx context.Context, now time.Time, counters []Counter) ([]Quota, error) {
 	callers, locks := make([]string, len(counters)), make([]string, len(counters))
 	for i, c := range counters {
 		callers[i], locks[i] = c.Key, "precheck:"+c.Key
 	}
-	slices.Sort(locks)
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Release() // a connection an error left in a transaction is closed
 	found := map[string]*precheckState{}
-	var read pgx.Batch
-	read.Queue("begin")
-	read.Queue(lockKeys, locks)
-	read.Queue("SELECT caller, day, count, last_ms FROM precheck WHERE caller = ANY($1)", callers).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var key string
-			var st precheckState
-			if err := rows.Scan(&key, &st.Day, &st.Count, &st.Last); err != nil {
-				return err
+	read := func(b *pgx.Batch) {
+		b.Queue("SELECT caller, day, count, last_ms FROM precheck WHERE caller = ANY($1)", callers).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var key string
+				var st precheckState
+				if err := rows.Scan(&key, &st.Day, &st.Count, &st.Last); err != nil {
+					return err
+				}
+				found[key] = &st
 			}
-			found[key] = &st
+			return rows.Err()
+		})
+	}
+	var qs []Quota
+	err := s.tx(ctx, "pre-check", locks, read, func(_ querier, w *pgx.Batch) error {
+		states := make([]*precheckState, len(counters))
+		for i, c := range counters {
+			states[i] = found[c.Key]
 		}
-		return rows.Err()
-	})
-	if err := conn.SendBatch(ctx, &read).Close(); err != nil {
-		return nil, err
-	}
-	states := make([]*precheckState, len(counters))
-	for i, c := range counters {
-		states[i] = found[c.Key]
-	}
-	qs, next := decideAll(states, now, counters)
-	var write pgx.Batch
-	if next != nil {
+		var next []precheckState
+		qs, next = decideAll(states, now, counters)
+		if next == nil {
+			return nil
+		}
 		days, counts, lasts := make([]string, len(next)), make([]int64, len(next)), make([]int64, len(next))
 		for i, n := range next {
 			days[i], counts[i], lasts[i] = n.Day, int64(n.Count), n.Last
 		}
-		write.Queue(`INSERT INTO precheck (caller, day, count, last_ms)
+		w.Queue(`INSERT INTO precheck (caller, day, count, last_ms)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
 			ON CONFLICT (caller) DO UPDATE SET day = excluded.day, count = excluded.count, last_ms = excluded.last_ms`,
 			callers, days, counts, lasts)
-	}
-	write.Queue("commit").Exec(func(tag pgconn.CommandTag) error {
-		if tag.String() != "COMMIT" {
-			return errors.New("the transaction was rolled back")
-		}
 		return nil
 	})
-	if err := conn.SendBatch(ctx, &write).Close(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return qs, nil

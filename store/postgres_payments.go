@@ -34,7 +34,7 @@ func (s *PostgreSQL) Reserve(ctx context.Context, p Payment, now time.Time) (Pay
 	var got Payment
 	var reserved bool
 	var conflict error
-	err = s.tx(ctx, "reserving a payment", locks, func(tx querier) error {
+	err = s.tx(ctx, "reserving a payment", locks, nil, func(tx querier, _ *pgx.Batch) error {
 		if q, ok, err := pgLookup(ctx, tx, "key", p.Key); err != nil || ok {
 			got = q
 			return err
@@ -150,33 +150,36 @@ func (s *PostgreSQL) Settle(ctx context.Context, key, owner, transaction string,
 	if row.Price > 1<<63-1 {
 		return false, fmt.Errorf("store: recording a paid scan: price %d out of range", row.Price)
 	}
-	won := false
-	err = s.tx(ctx, "recording a paid scan", []string{paymentLock(key)}, func(tx querier) error {
-		var ident *string
-		var payer string
-		err := tx.QueryRow(ctx, `UPDATE inflight SET state = 'settled', tx = $1, since = $2, owner = $3, header = '', accepted = ''
-			WHERE key = $4 AND state = 'settling' RETURNING ident, payer`, transaction, now.UTC(), owner, key).Scan(&ident, &payer)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // not settling: settled by someone else, failed, or unknown
-		}
-		if err != nil {
+	// The conditional update goes with the lock, the inserts with the
+	// commit: two round trips.
+	var ident *string
+	var payer string
+	settling := false
+	read := func(b *pgx.Batch) {
+		b.Queue(`UPDATE inflight SET state = 'settled', tx = $1, since = $2, owner = $3, header = '', accepted = ''
+			WHERE key = $4 AND state = 'settling' RETURNING ident, payer`, transaction, now.UTC(), owner, key).QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&ident, &payer)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // not settling: settled by someone else, failed, or unknown
+			}
+			settling = err == nil
 			return err
+		})
+	}
+	err = s.tx(ctx, "recording a paid scan", []string{paymentLock(key)}, read, func(_ querier, w *pgx.Batch) error {
+		if !settling {
+			return nil
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO payments (key, reserved_at, state, ident, payer, tx)
-			VALUES ($1, $2, 'paid', $3, $4, $5)`, key, now.UTC(), ident, row.Payer, transaction); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO ledger (payer, time, price, verdict, category_counts)
-			VALUES ($1, $2, $3, $4, $5)`, row.Payer, row.Time.UTC(), int64(row.Price), row.Verdict, counts); err != nil {
-			return err
-		}
-		won = true
+		w.Queue(`INSERT INTO payments (key, reserved_at, state, ident, payer, tx)
+			VALUES ($1, $2, 'paid', $3, $4, $5)`, key, now.UTC(), ident, row.Payer, transaction)
+		w.Queue(`INSERT INTO ledger (payer, time, price, verdict, category_counts)
+			VALUES ($1, $2, $3, $4, $5)`, row.Payer, row.Time.UTC(), int64(row.Price), row.Verdict, counts)
 		return nil
 	})
 	if err != nil {
 		return false, err
 	}
-	return won, nil
+	return settling, nil
 }
 
 // Claim implements Store: one conditional UPDATE, which PostgreSQL runs
@@ -203,7 +206,7 @@ func (s *PostgreSQL) Deliver(ctx context.Context, now time.Time, keys ...string)
 
 // Fail implements Store.
 func (s *PostgreSQL) Fail(ctx context.Context, key string, now time.Time) error {
-	return s.tx(ctx, "marking a payment failed", []string{paymentLock(key)}, func(tx querier) error {
+	return s.tx(ctx, "marking a payment failed", []string{paymentLock(key)}, nil, func(tx querier, _ *pgx.Batch) error {
 		var ident *string
 		var payer string
 		err := tx.QueryRow(ctx, "DELETE FROM inflight WHERE key = $1 AND state = 'settling' RETURNING ident, payer", key).Scan(&ident, &payer)
@@ -221,9 +224,9 @@ func (s *PostgreSQL) Fail(ctx context.Context, key string, now time.Time) error 
 
 // Release implements Store.
 func (s *PostgreSQL) Release(ctx context.Context, key string) error {
-	return s.tx(ctx, "releasing a payment", []string{paymentLock(key)}, func(tx querier) error {
-		_, err := tx.Exec(ctx, "DELETE FROM inflight WHERE key = $1 AND state = 'settling'", key)
-		return err
+	return s.tx(ctx, "releasing a payment", []string{paymentLock(key)}, nil, func(_ querier, w *pgx.Batch) error {
+		w.Queue("DELETE FROM inflight WHERE key = $1 AND state = 'settling'", key)
+		return nil
 	})
 }
 
