@@ -1,6 +1,6 @@
 package engine_test
 
-// The engine against a straightforward JavaScript implementation of SPEC.md
+// The engine against a straightforward JavaScript implementation of docs/SPEC.md
 // (jsref/spec.js), which lets V8's own regex engine decide every match. The
 // JS side is first held to the conformance vectors, then both run over
 // thousands of generated texts and must agree exactly.
@@ -503,7 +503,7 @@ func compareWithGo(t *testing.T, e *engine.Engine, texts [][]byte, js []jsAnswer
 		want := js[i].res
 		res, got, err := goScanRaw(e, texts[i])
 		if err == nil && reflect.DeepEqual(got, want) {
-			// Equal results must also be written alike (SPEC section 8's
+			// Equal results must also be written alike (docs/SPEC.md section 8's
 			// JSON, as the CLI and the paid scan write it).
 			if gj := engine.AppendJSON(nil, res, !js[i].asText); !bytes.Equal(gj, js[i].raw) {
 				failures++
@@ -580,7 +580,7 @@ func minimize(text []byte, differs func([]byte) bool, budget int, deadline time.
 // white space, emoji, leetspeak, percent and base64 encodings and invalid
 // UTF-8.
 
-// ECMAScript white space and line terminators (SPEC section 2).
+// ECMAScript white space and line terminators (docs/SPEC.md section 2).
 var ecmaSpace = []rune{'\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
 	0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF}
 
@@ -939,7 +939,7 @@ func (g *textGen) percent(b []byte, frac float64) []byte {
 
 var controls = []rune{0x00, 0x01, 0x07, 0x08, 0x1B, 0x1F, 0x7F, 0x80, 0x9F, '\t', '\n', '\r'}
 
-// base64 encodes payload in one of the ways SPEC section 3.4 tells apart.
+// base64 encodes payload in one of the ways docs/SPEC.md section 3.4 tells apart.
 func (g *textGen) base64(payload []byte, depth int) []byte {
 	payload = append([]byte{}, payload...)
 	if g.r.IntN(4) == 0 {

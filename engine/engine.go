@@ -1,4 +1,4 @@
-// Package engine applies a rulebook to texts exactly as SPEC.md defines:
+// Package engine applies a rulebook to texts exactly as docs/SPEC.md defines:
 // the four views, matching, merging, the verdict, category counts and the
 // sanitized copy, with positions in UTF-16 code units.
 //
@@ -123,7 +123,7 @@ func Default() *Engine {
 func (e *Engine) Rulebook() *rulebook.Rulebook { return e.rb }
 
 // Scan scans one text given as bytes (meant to be UTF-8; invalid bytes are
-// read as SPEC section 1 says and kept in the sanitized copy).
+// read as docs/SPEC.md section 1 says and kept in the sanitized copy).
 func (e *Engine) Scan(raw []byte) Result {
 	st := e.views(raw)
 	defer e.release(st)

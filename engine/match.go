@@ -11,7 +11,7 @@ import (
 type span struct {
 	rule       int32
 	start, end int32
-	views      uint8 // bit i: view i of SPEC section 3
+	views      uint8 // bit i: view i of docs/SPEC.md section 3
 }
 
 // matcher holds the per-scan buffers of one view's matching. It is reused
@@ -383,7 +383,7 @@ func (c *compiled) appendOccurrences(dst []int32, v *view, p []byte) []int32 {
 }
 
 // matchView finds every rule's matches in one view, exactly as
-// String.prototype.matchAll would on the view's text (SPEC section 2), and
+// String.prototype.matchAll would on the view's text (docs/SPEC.md section 2), and
 // calls emit for each. m.seen must hold the view's required literals
 // (findLiterals).
 func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rule, start, end int)) {

@@ -4,7 +4,7 @@ import (
 	"github.com/promptwall/promptwall/rulebook"
 )
 
-// Verdict is the outcome of a scan (SPEC section 5).
+// Verdict is the outcome of a scan (docs/SPEC.md section 5).
 type Verdict string
 
 // The three verdicts, from best to worst.
@@ -25,7 +25,7 @@ func (v Verdict) Rank() int {
 	return 0
 }
 
-// View names, in the order of SPEC section 3.
+// View names, in the order of docs/SPEC.md section 3.
 const (
 	ViewOriginal = "original"
 	ViewLeet     = "leetspeak-folded"
@@ -33,7 +33,7 @@ const (
 	ViewBase64   = "base64-decoded"
 )
 
-// Match is one merged span of one rule (SPEC section 4). Start and End are
+// Match is one merged span of one rule (docs/SPEC.md section 4). Start and End are
 // UTF-16 code unit positions in the scanned text, End exclusive.
 type Match struct {
 	Rule     string            `json:"rule"`
@@ -44,7 +44,7 @@ type Match struct {
 	Views    []string          `json:"views"`
 }
 
-// Result is the engine's answer for one text (SPEC section 8).
+// Result is the engine's answer for one text (docs/SPEC.md section 8).
 type Result struct {
 	Verdict        Verdict        `json:"verdict"`
 	Matches        []Match        `json:"matches"`
@@ -57,7 +57,7 @@ type Result struct {
 	Sanitized []byte `json:"-"`
 }
 
-// MarshalJSON encodes the result in the shape of SPEC section 8, with
+// MarshalJSON encodes the result in the shape of docs/SPEC.md section 8, with
 // matches and category_counts never null.
 func (r Result) MarshalJSON() ([]byte, error) {
 	return AppendJSON(nil, r, false), nil

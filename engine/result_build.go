@@ -6,7 +6,7 @@ import (
 	"github.com/promptwall/promptwall/rulebook"
 )
 
-// finish turns the views' spans into the result: SPEC sections 4 to 7.
+// finish turns the views' spans into the result: docs/SPEC.md sections 4 to 7.
 func (e *Engine) finish(st *scanState) Result {
 	raw := st.t.raw
 	if len(st.spans) == 0 {
@@ -60,7 +60,7 @@ func (e *Engine) finish(st *scanState) Result {
 }
 
 // sanitize replaces each group of overlapping or touching matches with
-// "[removed: <category>]" (SPEC section 6); bytes outside the groups are
+// "[removed: <category>]" (docs/SPEC.md section 6); bytes outside the groups are
 // kept exactly, invalid UTF-8 included. merged is sorted by start.
 func (e *Engine) sanitize(t *text, merged []span) []byte {
 	raw := t.raw

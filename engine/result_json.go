@@ -8,7 +8,7 @@ import (
 	"github.com/promptwall/promptwall/jsonstr"
 )
 
-// AppendJSON appends r in the shape of SPEC section 8, byte for byte what
+// AppendJSON appends r in the shape of docs/SPEC.md section 8, byte for byte what
 // encoding/json writes for it (HTML-safe escapes, category_counts keys
 // sorted), without reflection: the command line writes one per input line.
 // With sanitizedBase64 the sanitized copy is written as "sanitized_base64",

@@ -2,7 +2,7 @@ package engine
 
 import "slices"
 
-// Sanitize writes the sanitized copy of raw (SPEC section 6) for the
+// Sanitize writes the sanitized copy of raw (docs/SPEC.md section 6) for the
 // matches given, which may be any of a Result's matches, or spans of
 // another text's matches that fall in raw (a match across the parts of a
 // message, cut at their edges): overlapping or touching matches form one

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// text is a scanned input as UTF-16 code units (SPEC section 1). For an
+// text is a scanned input as UTF-16 code units (docs/SPEC.md section 1). For an
 // all-ASCII input (the common case) units and byte offsets are the bytes
 // themselves, and only the list of leetspeak positions is kept.
 type text struct {

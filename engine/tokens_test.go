@@ -22,7 +22,7 @@ func tokensFrom(s []byte, from int) []token {
 	return out
 }
 
-// isB64Ref is the base64 alphabet of SPEC section 3.4, spelled out.
+// isB64Ref is the base64 alphabet of docs/SPEC.md section 3.4, spelled out.
 func isB64Ref(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
 }

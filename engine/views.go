@@ -11,7 +11,7 @@ import (
 	"github.com/promptwall/promptwall/rulebook/jsregex"
 )
 
-// View bits, in the order of SPEC section 3.
+// View bits, in the order of docs/SPEC.md section 3.
 const (
 	vOriginal = 1 << iota
 	vLeet
@@ -216,7 +216,7 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// pctView is the percent-decoded view (SPEC section 3.3).
+// pctView is the percent-decoded view (docs/SPEC.md section 3.3).
 type pctView struct {
 	units     []uint16
 	from, to  []int32 // each decoded unit's range in the original text
@@ -307,7 +307,7 @@ func (p *pctView) push(u uint16, from, to int32, esc *int32) {
 
 // base64View finds base64 tokens in the original text, scans each decoded
 // token with the whole procedure and reports its rules at the token's span
-// (SPEC section 3.4).
+// (docs/SPEC.md section 3.4).
 func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end int)) {
 	t := &st.t
 	var buf, src []byte

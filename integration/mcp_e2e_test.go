@@ -123,7 +123,7 @@ http://%s {
 		t.Fatalf("offer %+v\nwant one entry %+v for %s", offer, wantReq, mcpURL)
 	}
 
-	// Paid: the full SPEC result, the settlement in _meta, the money moved.
+	// Paid: the full docs/SPEC.md result, the settlement in _meta, the money moved.
 	paid := got.Paid
 	if paid == nil || paid.IsError {
 		t.Fatalf("paid scan_text %+v\nserver log:\n%s", paid, srv.Log())

@@ -61,7 +61,7 @@ http://%s {
 		t.Fatalf("GET /rules: %d, %d bytes, ETag %q", resp.StatusCode, len(doc), resp.Header.Get("ETag"))
 	}
 
-	// Without payment: 402 with the requirements of X402.md.
+	// Without payment: 402 with the requirements of docs/X402.md.
 	status, hdr, body := scanPost(t, base+"/scan", jsonBody(t, map[string]string{"text": canary}), nil)
 	if status != 402 {
 		t.Fatalf("unpaid scan: %d %s", status, body)
@@ -116,7 +116,7 @@ http://%s {
 	payerBefore, merchantBefore := ln.balance(t, ln.PayerTokenAccount), ln.balance(t, ln.PayToTokenAccount)
 	unfundedBefore := ln.balance(t, ln.UnfundedTokenAccount)
 
-	// A paid scan with the real client: the SPEC result, and exactly
+	// A paid scan with the real client: the docs/SPEC.md result, and exactly
 	// 10,000 units from payer to merchant.
 	paid := ln.pay(t, base+"/scan", ln.PayerSecret, map[string]string{"text": canary})
 	if paid.Status != 200 || paid.Error != "" {

@@ -6,7 +6,7 @@ import (
 	"github.com/promptwall/promptwall/rulebook/jsregex"
 )
 
-// parsePattern parses a rule's pattern, as SPEC section 2 runs every
+// parsePattern parses a rule's pattern, as docs/SPEC.md section 2 runs every
 // pattern: case-insensitively. Every pattern that parses can run: on Go's
 // regexp when it can be translated, otherwise on the backtracking engine.
 func parsePattern(r Rule) (*jsregex.Pattern, error) {

@@ -96,8 +96,8 @@ func (h *Handler) servePrecheck(w http.ResponseWriter, r *http.Request) {
 	h.logRequest("precheck", http.StatusOK, zap.String("caller", req.Caller), zap.Bool("proven", proof != nil), zap.String("verdict", string(res.Verdict)))
 }
 
-// scanResponse is the full result of SPEC section 8 with the rules_id
-// first, as DESIGN.md lists the fields.
+// scanResponse is the full result of docs/SPEC.md section 8 with the rules_id
+// first, as docs/DESIGN.md lists the fields.
 type scanResponse struct {
 	RulesID string `json:"rules_id"`
 	engine.Result

@@ -31,7 +31,7 @@ package scanservice
 //     match, check, the payment's state in the store, verify, settle, the
 //     ledger row with the settled state, and only then the result.
 //     Success is a tool result with isError false, the full result of
-//     SPEC section 8 as structuredContent and as content[0].text, and the
+//     docs/SPEC.md section 8 as structuredContent and as content[0].text, and the
 //     settlement's SettleResponse in result._meta["x402/payment-response"].
 //     The payment is marked delivered only once that MCP answer was
 //     written to the connection; if it was not, the same call again gets

@@ -4,7 +4,7 @@
 //
 // The JavaScript twin of `caddy prompt-scan --jsonl`: each input line is a
 // JSON object with "text" (a string) or "text_base64" (raw bytes) plus any
-// other fields; each output line is those other fields plus "result" (SPEC
+// other fields; each output line is those other fields plus "result" (docs/SPEC.md
 // section 8), with "sanitized_base64" in place of "sanitized" for
 // text_base64 inputs. Output is encoded as Go's encoding/json does, so the
 // two programs' outputs can be compared byte for byte.

@@ -1,5 +1,5 @@
 'use strict';
-// A straightforward JavaScript implementation of SPEC.md, used only by tests
+// A straightforward JavaScript implementation of docs/SPEC.md, used only by tests
 // (the differential test against the Go engine) and as the V8 baseline of
 // bench/compare.sh. Every rule runs as `new RegExp(pattern, 'gi')` with
 // matchAll: V8's own regex engine decides what matches. No dependencies.
@@ -33,14 +33,14 @@ function compileRulebook(doc) {
       id: r.id,
       category: r.category,
       severity: r.severity,
-      // SPEC section 2: every pattern runs with flags gi.
+      // docs/SPEC.md section 2: every pattern runs with flags gi.
       re: new RegExp(r.pattern, 'gi'),
     })),
   };
 }
 
 // ---------------------------------------------------------------------------
-// SPEC section 1: bytes to UTF-16, exactly as Go's utf8.DecodeRune.
+// docs/SPEC.md section 1: bytes to UTF-16, exactly as Go's utf8.DecodeRune.
 
 // decodeRune returns [codePoint, size] for the bytes of buf at i; an invalid
 // or truncated sequence gives [0xFFFD, 1].
@@ -116,7 +116,7 @@ function decodeText(buf) {
 }
 
 // ---------------------------------------------------------------------------
-// SPEC sections 2-3: matching and views.
+// docs/SPEC.md sections 2-3: matching and views.
 
 // forEachMatch calls fn(start, end) for every match of rule in text, as
 // String.prototype.matchAll finds them.
@@ -208,7 +208,7 @@ function isControl(c) {
 }
 
 // base64Text returns the decoded text of a run, or null when the token does
-// not decode under SPEC section 3.4.
+// not decode under docs/SPEC.md section 3.4.
 function base64Text(run) {
   const std = /[+/]/.test(run);
   const url = /[-_]/.test(run);
@@ -225,7 +225,7 @@ function base64Text(run) {
 }
 
 // findMatches runs every view over text and returns the merged matches of
-// SPEC section 4, ordered.
+// docs/SPEC.md section 4, ordered.
 function findMatches(rb, text) {
   // spans[ruleIndex] = [[start, end, viewIndex], ...]
   const spans = rb.rules.map(() => []);
@@ -301,7 +301,7 @@ function findMatches(rb, text) {
 }
 
 // ---------------------------------------------------------------------------
-// SPEC sections 5-8.
+// docs/SPEC.md sections 5-8.
 
 // sanitize replaces each group of overlapping or touching matches with its
 // label and keeps every other byte of buf.

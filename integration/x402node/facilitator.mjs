@@ -1,6 +1,6 @@
 // facilitator.mjs is a real x402 facilitator: x402Facilitator from
 // @x402/core with the exact-SVM scheme from @x402/svm, behind the HTTP API of
-// X402.md (GET /supported, POST /verify, POST /settle).
+// docs/X402.md (GET /supported, POST /verify, POST /settle).
 import { x402Facilitator } from "@x402/core/facilitator";
 import { toFacilitatorSvmSigner } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
