@@ -3,7 +3,8 @@
 #
 # Times `caddy prompt-scan --jsonl` (the Go engine) against the straightforward
 # V8 implementation `node engine/jsref/scan-jsonl.js` over every *.jsonl corpus
-# in CORPORA_DIR (default: ../shared/corpora beside the repository). Runs are
+# in CORPORA_DIR (default: PROMPTWALL_CORPORA, else the published corpora in
+# bench/corpora, unpacked by bench/corpora.sh). Runs are
 # interleaved, best of RUNS (default 3) for each; both outputs must be
 # identical byte for byte. MB are 10^6 bytes of the corpus file; the ratio is
 # Go throughput / V8 throughput (wall clock, process start included); the CPU
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-corpora=${1:-$root/../shared/corpora}
+corpora=${1:-${PROMPTWALL_CORPORA:-$("$root/bench/corpora.sh")}}
 runs=${RUNS:-3}
 [ -d "$corpora" ] || { echo "no corpora directory: $corpora" >&2; exit 2; }
 command -v node >/dev/null || { echo "node is not on PATH" >&2; exit 2; }

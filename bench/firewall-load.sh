@@ -16,8 +16,8 @@
 # only caddy's own user+system time.
 #
 # Environment: CONNS (16), DURATION (3s per round), ROUNDS (7), SIZES
-# (4k,256k; 256k-doc: 256 KiB of real messages instead of the prose, which
-# needs PROMPTWALL_CORPORA, the folder of the published corpora), HEADERS
+# (4k,256k; 256k-doc: 256 KiB of real messages from the published corpora
+# instead of the prose; PROMPTWALL_CORPORA or bench/corpora), HEADERS
 # (sdk: the headers the openai npm client sends; minimal: Content-Type
 # only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.

@@ -23,8 +23,8 @@
 # the script exits 1.
 #
 # Environment: RUNS (3), CONC (8), PAID (1000), PRECHECKS (3000), TEXTS (100
-# per corpus file), PROMPTWALL_CORPORA (default: ../shared/corpora beside
-# the repository: injection_jailbreak.jsonl and benign_prompts.jsonl),
+# per corpus file), PROMPTWALL_CORPORA (default: bench/corpora, unpacked
+# by bench/corpora.sh: injection_jailbreak.jsonl and benign_prompts.jsonl),
 # STORE_DIR (where the two SQLite stores go, default a temp dir under
 # TMPDIR: the file system decides what a durable commit costs), PORT_BASE
 # (19300: uses PORT_BASE..PORT_BASE+4), CADDY=path to time an already built

@@ -3,13 +3,13 @@
 # stops every process in pids, then runs every command in cleanups, when
 # the script exits.
 #
-# Environment: PROMPTWALL_CORPORA (default: ../shared/corpora beside the
-# repository), STORE_DIR (where the stores go, default a temp dir under
+# Environment: PROMPTWALL_CORPORA (default: the published corpora in
+# bench/corpora, unpacked by bench/corpora.sh), STORE_DIR (where the stores go, default a temp dir under
 # TMPDIR: the file system decides what a durable commit costs), CADDY
 # (an already built binary to use instead of building ./cmd/caddy).
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-corpora=${PROMPTWALL_CORPORA:-$root/../shared/corpora}
+corpora=${PROMPTWALL_CORPORA:-$("$root/bench/corpora.sh")}
 [ -d "$corpora" ] || { echo "no corpora directory: $corpora (set PROMPTWALL_CORPORA)" >&2; exit 2; }
 
 tmp=$(mktemp -d)

@@ -3,8 +3,7 @@
 #
 # What a change to what prompt_firewall scans does to benign traffic: sends
 # every body of a corpus of chat bodies (default: the published
-# chat_bodies_benign.jsonl in PROMPTWALL_CORPORA, the folder of the
-# published corpora) through the firewall of OLD_CADDY (an older build) and
+# chat_bodies_benign.jsonl in PROMPTWALL_CORPORA, else in bench/corpora) through the firewall of OLD_CADDY (an older build) and
 # of this checkout's ./cmd/caddy, both with default options but every
 # action "log", and counts the verdicts each gave, body by body. Prints the
 # counts of each pair of verdicts, then the line numbers of the bodies whose
@@ -14,7 +13,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 old=${1:?usage: bench/verdicts.sh OLD_CADDY [CORPUS]}
-corpus=${2:-${PROMPTWALL_CORPORA:?set PROMPTWALL_CORPORA or give a corpus}/chat_bodies_benign.jsonl}
+corpus=${2:-${PROMPTWALL_CORPORA:-$("$root/bench/corpora.sh")}/chat_bodies_benign.jsonl}
 path=${PATH_PREFIX:-/v1/chat/completions}
 base=${PORT_BASE:-19200}
 up_port=$base old_port=$((base + 1)) new_port=$((base + 2))

@@ -4,23 +4,24 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/promptwall/promptwall/bench/chatbody"
 	"github.com/promptwall/promptwall/engine"
 )
 
-// BenchmarkJSONL measures `caddy prompt-scan --jsonl` in process over a
-// corpus: PROMPTWALL_CORPORA names the folder of the published corpora;
-// without it the engine's conformance vectors stand in.
+// BenchmarkJSONL measures `caddy prompt-scan --jsonl` in process over each
+// published corpus (chatbody.Corpora: PROMPTWALL_CORPORA, else
+// bench/corpora).
 func BenchmarkJSONL(b *testing.B) {
 	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
-		path := filepath.Join(os.Getenv("PROMPTWALL_CORPORA"), name)
-		if os.Getenv("PROMPTWALL_CORPORA") == "" {
-			path = filepath.Join("..", "engine", "testdata", "vectors.jsonl")
+		f, err := chatbody.OpenCorpus(filepath.Join(chatbody.Corpora(), name))
+		if err != nil {
+			b.Fatal(err)
 		}
-		data, err := os.ReadFile(path)
+		data, err := io.ReadAll(f)
+		f.Close()
 		if err != nil {
 			b.Fatal(err)
 		}

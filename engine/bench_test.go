@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,16 +10,10 @@ import (
 	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
-// corpusTexts loads the texts of a JSONL corpus: PROMPTWALL_CORPORA names
-// the folder of the published corpora; without it the conformance vectors
-// stand in (they are in the repository).
+// corpusTexts loads the texts of one of the published corpora
+// (chatbody.Corpora: PROMPTWALL_CORPORA, else bench/corpora).
 func corpusTexts(b *testing.B, name string) [][]byte {
-	dir := os.Getenv("PROMPTWALL_CORPORA")
-	path := filepath.Join(dir, name)
-	if dir == "" {
-		path = "testdata/vectors.jsonl"
-	}
-	texts, err := chatbody.ReadCorpus(path)
+	texts, err := chatbody.ReadCorpus(filepath.Join(chatbody.Corpora(), name))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,8 +41,7 @@ func benchCorpus(b *testing.B, name string) {
 // lists; the ASCII ones, and all of them), joined by blank lines, as a
 // long-context request of real material would hold them. The load test's
 // prose has few newlines, '<' or common prefixes; this text has thousands,
-// and costs the matching far more. Without PROMPTWALL_CORPORA the
-// conformance vectors' texts stand in.
+// and costs the matching far more.
 func BenchmarkScanDocument(b *testing.B) {
 	for _, asciiOnly := range []bool{true, false} {
 		doc := []byte(chatbody.Document(corpusTexts(b, "chat_bodies_benign.jsonl"), 256<<10, asciiOnly))

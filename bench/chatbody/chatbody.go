@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -121,9 +120,10 @@ func LongDocument256K(corpora string) ([]byte, error) {
 }
 
 // ReadCorpus returns the "text" of every line of a JSONL corpus (the
-// published corpora's format, and the conformance vectors').
+// published corpora's format, and the conformance vectors'), read from
+// path.gz when path is missing.
 func ReadCorpus(path string) ([][]byte, error) {
-	f, err := os.Open(path)
+	f, err := OpenCorpus(path)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/promptwall/promptwall/bench/proccpu"
@@ -103,13 +102,8 @@ func body(size string) ([]byte, error) {
 	case "256k":
 		return chatbody.LongContext256K(), nil
 	case "256k-doc":
-		// Real messages, from the published corpora (not in the
-		// repository): PROMPTWALL_CORPORA names their folder.
-		dir := os.Getenv("PROMPTWALL_CORPORA")
-		if dir == "" {
-			return nil, errors.New("256k-doc needs PROMPTWALL_CORPORA, the folder of the published corpora")
-		}
-		return chatbody.LongDocument256K(dir)
+		// Real messages, from the published corpora.
+		return chatbody.LongDocument256K(chatbody.Corpora())
 	}
 	return nil, fmt.Errorf("unknown size %q (4k, 256k or 256k-doc)", size)
 }
@@ -155,7 +149,7 @@ func load(args []string) {
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	var ts targets
 	fs.Var(&ts, "target", "name=URL to load (repeat); the first is the baseline")
-	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k, 256k-doc (real messages; needs PROMPTWALL_CORPORA)")
+	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k, 256k-doc (real messages of the published corpora)")
 	conns := fs.Int("c", 16, "concurrent connections")
 	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round, and the median of the rounds' ratios, are reported)")

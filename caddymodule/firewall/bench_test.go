@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -23,22 +22,19 @@ import (
 // "nocache" runs turn the safe-text cache off; "repeat" ones send the same
 // body every time, all of which the cache then holds.
 //
-// With PROMPTWALL_CORPORA (the folder of the published corpora) it also
-// times the load test's 256k-doc body: real messages, which the rules'
-// candidates and matches make far dearer than the prose (and sanitize).
+// It also times the load test's 256k-doc body, from the published corpora
+// (chatbody.Corpora): real messages, which the rules' candidates and
+// matches make far dearer than the prose (and sanitize).
 func BenchmarkServeHTTP(b *testing.B) {
 	type size struct {
 		name string
 		body []byte
 	}
-	sizes := []size{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}}
-	if dir := os.Getenv("PROMPTWALL_CORPORA"); dir != "" {
-		doc, err := chatbody.LongDocument256K(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sizes = append(sizes, size{"256KiB-doc", doc})
+	doc, err := chatbody.LongDocument256K(chatbody.Corpora())
+	if err != nil {
+		b.Fatal(err)
 	}
+	sizes := []size{{"4KiB", chatbody.Chat4K()}, {"256KiB", chatbody.LongContext256K()}, {"256KiB-doc", doc}}
 	for _, size := range sizes {
 		for _, mode := range []string{"", "-nocache", "-repeat"} {
 			// The stamps go on across the runs the benchmark makes with
