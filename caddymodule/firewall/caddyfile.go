@@ -52,8 +52,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
 // the embedded prompt-injection-rules/v1; on_malicious to block;
-// on_suspicious to sanitize; roles to user tool function (roles are user,
-// tool, function, system, developer, assistant; all is every one);
+// on_suspicious to sanitize; roles to user tool function tool_definition
+// (roles are user, tool, function, tool_definition, system, developer,
+// assistant; all is every one);
 // max_body to 16MiB (a size such as 512KB or 16MiB, or a number of bytes);
 // safe_cache to 65536 entries (off: scan every text of every request);
 // websocket to refuse (pass: WebSocket upgrades go on unscanned; scan:

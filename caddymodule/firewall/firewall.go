@@ -139,9 +139,11 @@ type Firewall struct {
 	OnSuspicious string `json:"on_suspicious,omitempty"`
 
 	// Roles lists the message roles whose texts are scanned: any of "user",
-	// "tool", "function", "system", "developer", "assistant", or "all" for
-	// every role. Texts whose role is unknown (the generic JSON fallback) are
-	// always scanned. Default: ["user", "tool", "function"].
+	// "tool", "function", "tool_definition" (tool names, descriptions and
+	// schemas), "system", "developer", "assistant", or "all" for every
+	// role. Texts whose role is unknown (the generic JSON fallback) are
+	// always scanned. Default: ["user", "tool", "function",
+	// "tool_definition"].
 	Roles []string `json:"roles,omitempty"`
 
 	// MaxBody is the largest request body accepted, in bytes; it bounds the
