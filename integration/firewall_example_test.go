@@ -85,19 +85,22 @@ func TestCaddyfileExampleFirewall(t *testing.T) {
 	}
 }
 
-// TestCaddyfileExampleFormatted: caddy fmt leaves the example as it is.
+// TestCaddyfileExampleFormatted: caddy fmt leaves the shipped Caddyfiles
+// as they are.
 func TestCaddyfileExampleFormatted(t *testing.T) {
-	out, err := exec.Command(caddyBin, "fmt", "../Caddyfile.example").Output()
-	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-		t.Fatalf("caddy fmt Caddyfile.example: %v: %s", err, ee.Stderr)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	example, err := os.ReadFile("../Caddyfile.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(out) != string(example) {
-		t.Errorf("caddy fmt changes Caddyfile.example; run caddy fmt --overwrite Caddyfile.example")
+	for _, name := range []string{"../Caddyfile.example", "../examples/quickstart.caddyfile"} {
+		out, err := exec.Command(caddyBin, "fmt", name).Output()
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+			t.Fatalf("caddy fmt %s: %v: %s", name, err, ee.Stderr)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		example, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != string(example) {
+			t.Errorf("caddy fmt changes %s; run caddy fmt --overwrite %[1]s", name)
+		}
 	}
 }
