@@ -236,6 +236,7 @@ type Firewall struct {
 	allRoles bool
 	logger   *zap.Logger
 	metrics  *metrics
+	hosts    *hostLabels
 	cache    *safeCache // nil when off
 }
 
@@ -314,8 +315,14 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	f.metrics, err = registerMetrics(ctx.GetMetricsRegistry())
-	return err
+	if f.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	// The server whose routes hold this handler; its host matchers are
+	// provisioned before any handler is.
+	srv, _ := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	f.hosts = newHostLabels(f.metrics, srv)
+	return nil
 }
 
 // Validate checks the configuration after provisioning.
@@ -453,7 +460,8 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	out := f.scan(req, client)
 	out.unscanned += form.unscanned
-	f.metrics.observeScan(time.Since(start), out)
+	hs := f.hosts.of(r)
+	f.metrics.observeScan(hs, time.Since(start), out)
 	if out.refusal != nil {
 		if req.API != llmreq.Generic {
 			fam = req.API.Family()
@@ -471,7 +479,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		f.logFlagged(r, req, out, action)
 	}
 
-	f.metrics.request(out.verdict, action)
+	f.metrics.request(hs, out.verdict, action)
 	switch action {
 	case ActionBlock:
 		if req.API != llmreq.Generic {
@@ -522,7 +530,7 @@ func asciiEqualFold(a, b string) bool {
 // pass forwards a request that has nothing to scan.
 func (f *Firewall) pass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	caddyhttp.SetVar(r.Context(), VarAction, actionPass)
-	f.metrics.request("none", actionPass)
+	f.metrics.request(f.hosts.of(r), "none", actionPass)
 	return next.ServeHTTP(w, r)
 }
 
@@ -551,7 +559,7 @@ func (f *Firewall) label(r *http.Request, out *outcome, action string) {
 // refuse answers a request that cannot be scanned: fail closed.
 func (f *Firewall) refuse(w http.ResponseWriter, r *http.Request, fam string, fe *failure) error {
 	caddyhttp.SetVar(r.Context(), VarAction, actionRefuse)
-	f.metrics.request("none", actionRefuse)
+	f.metrics.request(f.hosts.of(r), "none", actionRefuse)
 	if c := f.logger.Check(zapcore.InfoLevel, "request refused"); c != nil {
 		c.Write(zap.Int("status", fe.status), zap.String("reason", fe.code))
 	}

@@ -196,7 +196,8 @@ func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*out
 		u.out = f.scan(u.req, client)
 		mergeOutcome(total, u.out)
 	}
-	f.metrics.observeScan(time.Since(start), total)
+	hs := f.hosts.of(r)
+	f.metrics.observeScan(hs, time.Since(start), total)
 	if total.refusal != nil {
 		return total, actionRefuse
 	}
@@ -220,7 +221,7 @@ func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*out
 	if total.verdict != engine.Safe {
 		f.logFlagged(r, &llmreq.Request{API: apiForm}, total, action)
 	}
-	f.metrics.request(total.verdict, action)
+	f.metrics.request(hs, total.verdict, action)
 	return total, action
 }
 

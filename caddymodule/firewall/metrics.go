@@ -2,9 +2,12 @@ package firewall
 
 import (
 	"errors"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/promptwall/promptwall/engine"
@@ -14,15 +17,18 @@ import (
 // per process and registered into each config's registry, so counts go on
 // across config reloads and several prompt_firewall handlers in one config
 // share them. No label ever holds request text: verdicts, actions and rule
-// ids are all bounded sets.
+// ids are all bounded sets, and so are hosts (hostLabels).
 type metrics struct {
 	requests     *prometheus.CounterVec
 	matches      *prometheus.CounterVec
 	scanDuration prometheus.Histogram
 	scannedBytes prometheus.Counter
 	cachedTexts  prometheus.Counter
-	safePass     prometheus.Counter // requests{safe, pass}: most requests, without a label lookup
 }
+
+// otherHost is the host label of a request whose host no host matcher of
+// its server names exactly, as in Caddy's own per-host metrics.
+const otherHost = "_other"
 
 var (
 	metricsOnce sync.Once
@@ -36,14 +42,14 @@ func newMetrics() *metrics {
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "requests_total",
-			Help:      "Requests seen by prompt_firewall, by verdict (safe, suspicious, malicious; none when not scanned) and action (pass, block, sanitize, log, refuse).",
-		}, []string{"verdict", "action"}),
+			Help:      "Requests seen by prompt_firewall, by host (one its server's host matchers name, else _other), verdict (safe, suspicious, malicious; none when not scanned) and action (pass, block, sanitize, log, refuse).",
+		}, []string{"host", "verdict", "action"}),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "matches_total",
-			Help:      "Rule matches found in scanned request texts, by rule id.",
-		}, []string{"rule"}),
+			Help:      "Rule matches found in scanned request texts, by host and rule id.",
+		}, []string{"host", "rule"}),
 		scanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: ns,
 			Subsystem: sub,
@@ -66,7 +72,6 @@ func newMetrics() *metrics {
 			Help:      "Texts not scanned again because the same client sent them before and a scan found no match in them (the safe-text cache).",
 		}),
 	}
-	m.safePass = m.requests.WithLabelValues(string(engine.Safe), actionPass)
 	return m
 }
 
@@ -90,15 +95,85 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) request(verdict engine.Verdict, action string) {
-	if verdict == engine.Safe && action == actionPass {
-		m.safePass.Inc()
-		return
-	}
-	m.requests.WithLabelValues(string(verdict), action).Inc()
+// hostSeries are the series of one value of the host label.
+type hostSeries struct {
+	host     string
+	safePass prometheus.Counter // requests{host, safe, pass}: most requests, without a label lookup
 }
 
-func (m *metrics) observeScan(d time.Duration, o *outcome) {
+func (m *metrics) forHost(host string) *hostSeries {
+	return &hostSeries{host: host, safePass: m.requests.WithLabelValues(host, string(engine.Safe), actionPass)}
+}
+
+// hostLabels are the values of the host label one handler gives: the
+// hosts its server's host matchers name exactly. Any other host a request
+// carries (a client chooses it) is otherHost, so the label's values are
+// bounded by the config.
+type hostLabels struct {
+	known map[string]*hostSeries
+	other *hostSeries
+}
+
+// newHostLabels reads the exact hosts of the top-level routes of srv (nil
+// outside an HTTP server): every Caddyfile site address is one. Wildcards
+// and placeholders are left out, as Caddy leaves them out of its own
+// per-host metrics: they would let a client choose the value.
+func newHostLabels(m *metrics, srv *caddyhttp.Server) *hostLabels {
+	hl := &hostLabels{known: map[string]*hostSeries{}, other: m.forHost(otherHost)}
+	if srv == nil {
+		return hl
+	}
+	for _, route := range srv.Routes {
+		for _, set := range route.MatcherSets {
+			for _, matcher := range set {
+				hm, ok := matcher.(*caddyhttp.MatchHost)
+				if !ok {
+					continue
+				}
+				for _, h := range *hm {
+					if h = strings.ToLower(h); !strings.ContainsAny(h, "{*") && hl.known[h] == nil {
+						hl.known[h] = m.forHost(h)
+					}
+				}
+			}
+		}
+	}
+	return hl
+}
+
+// of returns the series of a request's host: its Host without the port,
+// compared as Caddy's host matcher compares it.
+func (hl *hostLabels) of(r *http.Request) *hostSeries {
+	if len(hl.known) == 0 {
+		return hl.other
+	}
+	h := r.Host
+	if strings.HasPrefix(h, "[") {
+		// An IPv6 literal, with or without a port.
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			h = h[1:i]
+		}
+	} else if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		h = h[:i]
+	}
+	if hs := hl.known[h]; hs != nil {
+		return hs
+	}
+	if hs := hl.known[strings.ToLower(h)]; hs != nil {
+		return hs
+	}
+	return hl.other
+}
+
+func (m *metrics) request(hs *hostSeries, verdict engine.Verdict, action string) {
+	if verdict == engine.Safe && action == actionPass {
+		hs.safePass.Inc()
+		return
+	}
+	m.requests.WithLabelValues(hs.host, string(verdict), action).Inc()
+}
+
+func (m *metrics) observeScan(hs *hostSeries, d time.Duration, o *outcome) {
 	m.scanDuration.Observe(d.Seconds())
 	m.scannedBytes.Add(float64(o.bytes))
 	if o.cached > 0 {
@@ -106,7 +181,7 @@ func (m *metrics) observeScan(d time.Duration, o *outcome) {
 	}
 	for _, fl := range o.flagged {
 		for _, mt := range fl.res.Matches {
-			m.matches.WithLabelValues(mt.Rule).Inc()
+			m.matches.WithLabelValues(hs.host, mt.Rule).Inc()
 		}
 	}
 }

@@ -1,14 +1,20 @@
 package firewall
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
 )
 
 // scrape returns the registry's exposition text.
@@ -55,12 +61,12 @@ func TestMetrics(t *testing.T) {
 	after := scrape(t, reg)
 
 	for series, want := range map[string]float64{
-		`promptwall_firewall_requests_total{action="block",verdict="malicious"}`: 1,
-		`promptwall_firewall_requests_total{action="pass",verdict="safe"}`:       1,
-		`promptwall_firewall_requests_total{action="refuse",verdict="none"}`:     1,
-		`promptwall_firewall_matches_total{rule="IO-1"}`:                         1,
-		`promptwall_firewall_scanned_bytes_total`:                                float64(len(text) + len("hello")),
-		`promptwall_firewall_scan_duration_seconds_count`:                        2,
+		`promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`: 1,
+		`promptwall_firewall_requests_total{action="pass",host="_other",verdict="safe"}`:       1,
+		`promptwall_firewall_requests_total{action="refuse",host="_other",verdict="none"}`:     1,
+		`promptwall_firewall_matches_total{host="_other",rule="IO-1"}`:                         1,
+		`promptwall_firewall_scanned_bytes_total`:                                              float64(len(text) + len("hello")),
+		`promptwall_firewall_scan_duration_seconds_count`:                                      2,
 	} {
 		if got := sample(t, after, series) - sample(t, before, series); got != want {
 			t.Errorf("%s grew by %v, want %v", series, got, want)
@@ -70,10 +76,89 @@ func TestMetrics(t *testing.T) {
 		t.Error("request text in the metrics")
 	}
 	// The reloaded config's registry serves the same, still counting, series.
-	if got := sample(t, scrape(t, reloaded.ctx.GetMetricsRegistry()), `promptwall_firewall_requests_total{action="block",verdict="malicious"}`); got < 1 {
+	if got := sample(t, scrape(t, reloaded.ctx.GetMetricsRegistry()), `promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`); got < 1 {
 		t.Errorf("reloaded registry lost the counts: %v", got)
 	}
 	if strings.Contains(fx.logs.String(), canary) {
 		t.Error("request text in the log")
+	}
+}
+
+// TestMetricsHost: the host label is a host the server's host matchers
+// name exactly, whatever the case and port a request writes it with; any
+// other host, a wildcard or placeholder pattern itself and a canary among them, counts as _other,
+// so a client cannot add a value.
+func TestMetricsHost(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	hosts := caddyhttp.MatchHost{"API.example.com", "::1", "*.wild.example", "{env.PW_HOST}"}
+	if err := hosts.Provision(ctx); err != nil { // as the HTTP app does before any handler
+		t.Fatal(err)
+	}
+	srv := &caddyhttp.Server{Routes: caddyhttp.RouteList{
+		{MatcherSets: caddyhttp.MatcherSets{{caddyhttp.MatchPath{"/v1/*"}}}},
+		{MatcherSets: caddyhttp.MatcherSets{{&hosts}, {&caddyhttp.MatchHost{"chat.example.com"}}}},
+	}}
+	ctx.Context = context.WithValue(ctx.Context, caddyhttp.ServerCtxKey, srv)
+	fw := &Firewall{}
+	if err := fw.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Cleanup()
+	fx := &fixture{fw: fw, logs: new(bytes.Buffer), ctx: ctx}
+	fw.logger = zap.NewNop()
+
+	const canary = "canary-5d2e81b0-host"
+	reg := ctx.GetMetricsRegistry()
+	before := scrape(t, reg)
+	for _, host := range []string{"api.example.com", "API.Example.COM:8443", "chat.example.com", "[::1]:8080",
+		"x.wild.example", "*.wild.example", "{env.PW_HOST}", canary + ".example", "example.com"} {
+		r := post("/v1/chat/completions", chat(msg("user", malText)))
+		r.Host = host
+		fx.do(t, r)
+	}
+	after := scrape(t, reg)
+	for series, want := range map[string]float64{
+		`promptwall_firewall_requests_total{action="block",host="api.example.com",verdict="malicious"}`:  2,
+		`promptwall_firewall_requests_total{action="block",host="chat.example.com",verdict="malicious"}`: 1,
+		`promptwall_firewall_requests_total{action="block",host="::1",verdict="malicious"}`:              1,
+		`promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`:           5,
+		`promptwall_firewall_matches_total{host="api.example.com",rule="IO-1"}`:                          2,
+		`promptwall_firewall_matches_total{host="_other",rule="IO-1"}`:                                   5,
+	} {
+		if got := sample(t, after, series) - sample(t, before, series); got != want {
+			t.Errorf("%s grew by %v, want %v", series, got, want)
+		}
+	}
+	// The label's values are the config's exact hosts and _other, nothing
+	// a request wrote.
+	allowed := map[string]bool{"api.example.com": true, "chat.example.com": true, "::1": true, otherHost: true}
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`host="([^"]*)"`).FindAllStringSubmatch(after, -1) {
+		seen[m[1]] = true
+		if !allowed[m[1]] {
+			t.Errorf("host label %q", m[1])
+		}
+	}
+	if len(seen) != len(allowed) {
+		t.Errorf("host label values %v, want %v", seen, allowed)
+	}
+	if strings.Contains(after, canary) {
+		t.Error("a request's host is in the metrics")
+	}
+}
+
+// TestMetricsHostOutsideServer: a handler provisioned outside an HTTP
+// server (no server in its context) counts every request as _other.
+func TestMetricsHostOutsideServer(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	reg := fx.ctx.GetMetricsRegistry()
+	series := fmt.Sprintf(`promptwall_firewall_requests_total{action="pass",host="%s",verdict="safe"}`, otherHost)
+	before := sample(t, scrape(t, reg), series)
+	r := post("/v1/chat/completions", chat(msg("user", "hello")))
+	r.Host = "api.example.com"
+	fx.do(t, r)
+	if got := sample(t, scrape(t, reg), series) - before; got != 1 {
+		t.Errorf("%s grew by %v, want 1", series, got)
 	}
 }

@@ -76,7 +76,7 @@ var (
 		Namespace: "promptwall",
 		Subsystem: "scan",
 		Name:      "store_seconds",
-		Help:      "Time of each store operation, waiting for a connection included, by op (precheck, precheck_all, reserve, payment, settle, deliver, fail, release, settling, ledger, heartbeat, leave, prune).",
+		Help:      "Time of each store operation, waiting for a connection included, by op (precheck, precheck_all, reserve, payment, settle, claim, deliver, fail, release, settling, ledger, heartbeat, leave, prune).",
 		Buckets:   storeBuckets,
 	}, []string{"op"})
 	requestStoreSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
