@@ -41,7 +41,7 @@ func newMetrics() *metrics {
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "requests_total",
-			Help:      "Requests answered by prompt_scan, by endpoint (rules, precheck, scan, mcp) and HTTP status code.",
+			Help:      "Requests answered by prompt_scan, by endpoint (rules, precheck, scan, mcp, playground) and HTTP status code.",
 		}, []string{"endpoint", "code"}),
 		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns,

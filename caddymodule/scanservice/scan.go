@@ -1,7 +1,8 @@
 // Package scanservice is the standalone scan service of the published
 // rulebook as a Caddy HTTP handler, http.handlers.prompt_scan: GET /rules,
 // the free POST /precheck and the paid POST /scan (x402 version 2, exact
-// scheme on Solana), and both as MCP tools at /mcp (mcp.go).
+// scheme on Solana), both as MCP tools at /mcp (mcp.go), and when enabled
+// a page to try the scan in a browser at /playground (playground.go).
 //
 // The submitted text lives only in memory for the length of its request:
 // it is never logged, never a metric label, never written to the store.
@@ -49,9 +50,10 @@ const (
 )
 
 // Handler is the scan service, http.handlers.prompt_scan. Requests whose
-// path ends in /rules, /precheck, /scan or /mcp are answered here; every other
-// request goes to the next handler, so the service can live under any
-// prefix and share a site with other routes.
+// path ends in /rules, /precheck, /scan or /mcp (and /playground when
+// Playground is on) are answered here; every other request goes to the
+// next handler, so the service can live under any prefix and share a site
+// with other routes.
 type Handler struct {
 	// PayTo is the merchant's Solana wallet (base58, 32 bytes) that
 	// receives the USDC. Required unless Free.
@@ -122,6 +124,14 @@ type Handler struct {
 	// Default ["*"] (cors.go says why).
 	CORSOrigins []string `json:"cors_origins,omitempty"`
 
+	// Playground serves a page at the path ending in /playground (GET and
+	// HEAD) where a user pastes a text and sees the verdict, each match
+	// highlighted in place and the sanitized copy. It loads nothing but
+	// itself and calls this service: POST /scan when Free, else the free
+	// POST /precheck, which gives the verdict only. Default: off, and that
+	// path goes to the next handler.
+	Playground bool `json:"playground,omitempty"`
+
 	engine      *enginepool.Handle
 	rulesETag   string
 	extensions  map[string]json.RawMessage // of every 402: built once, read only
@@ -138,6 +148,7 @@ type Handler struct {
 	signIn      *signIn // nil: sign-in is off
 	feePayers   *feePayerCache
 	mcpServer   *mcp.Server
+	playground  *playground // nil unless Playground
 	metrics     *metrics
 	logger      *zap.Logger
 	now         func() time.Time
@@ -261,6 +272,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.mcpServer, err = h.newMCPServer(); err != nil {
 		return fmt.Errorf("prompt_scan: %w", err)
 	}
+	if h.Playground {
+		h.playground = newPlayground(h.Free, h.Price)
+	}
 
 	backend, err := h.loadStore(ctx)
 	if err != nil {
@@ -360,6 +374,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		endpoint = "scan"
 	case "mcp":
 		endpoint = "mcp"
+	case "playground":
+		if h.playground == nil {
+			return next.ServeHTTP(w, r)
+		}
+		// A static page: no CORS, no engine, no store.
+		sw := &statusWriter{ResponseWriter: w}
+		h.servePlayground(sw, r)
+		h.metrics.request("playground", sw.status())
+		return nil
 	default:
 		return next.ServeHTTP(w, r)
 	}
