@@ -50,6 +50,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		store        sqlite <file> | postgres <dsn> | <driver> <args>...
 //		rulebook     <file>
 //		cors_origins *|<origin>...
+//		playground
 //	}
 //
 // store names a promptwall.stores backend and hands it the rest of the
@@ -58,6 +59,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //
 // precheck_sign_in turns on wallet proofs (x402 sign-in-with-x) for
 // pre-checks; origin is the service's public origin as clients see it.
+//
+// playground, on its own line, serves a page to try the scan in a browser
+// at the path ending in /playground: full results when free, else the
+// verdict of the free pre-check.
 //
 // pay_to is required unless free is given, on its own line. The money path
 // fails closed: an empty pay_to (`pay_to ""`, which is what
@@ -187,6 +192,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := checkCORSOrigins(h.CORSOrigins); err != nil {
 				return d.Err(err.Error())
 			}
+		case "playground":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Playground = true
 		default:
 			return d.Errf("unrecognized prompt_scan subdirective '%s'%s", d.Val(), nearest.Hint(d.Val(), subdirectives))
 		}
@@ -270,7 +280,7 @@ func (h *Handler) unmarshalFacilitator(d *caddyfile.Dispenser) error {
 // one is compared with (a test holds the two together).
 var subdirectives = []string{"pay_to", "network", "facilitator", "fee_payer", "rpc", "price", "free",
 	"precheck_daily_limit", "precheck_address_daily_limit", "precheck_interval", "precheck_sign_in",
-	"store", "rulebook", "cors_origins"}
+	"store", "rulebook", "cors_origins", "playground"}
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)

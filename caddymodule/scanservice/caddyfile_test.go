@@ -25,6 +25,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"pay_to twice", "prompt_scan {\n pay_to a b\n}", "wrong argument count"},
 		{"pay_to empty is no free service", "prompt_scan {\n pay_to \"\"\n facilitator https://f.example\n price 0.01\n}", "pay_to is empty (an unset environment variable?)"},
 		{"free with argument", "prompt_scan {\n free yes\n}", "wrong argument count"},
+		{"playground with argument", "prompt_scan {\n playground on\n}", "wrong argument count"},
+		{"misspelt playground", "prompt_scan {\n playgrond\n}", "(did you mean 'playground'?)"},
 		{"bad limit", "prompt_scan {\n precheck_daily_limit 0\n}", "precheck_daily_limit '0' must be a positive number or 'unlimited'"},
 		{"bad address limit", "prompt_scan {\n precheck_address_daily_limit -5\n}", "precheck_address_daily_limit '-5' must be a positive number or 'unlimited'"},
 		{"address limit twice", "prompt_scan {\n precheck_address_daily_limit 5 6\n}", "wrong argument count"},
