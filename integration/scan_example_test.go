@@ -54,6 +54,10 @@ func TestCaddyfileExampleScan(t *testing.T) {
 		if status != 200 || string(body) != `{"verdict":"malicious","rules_id":"prompt-injection-rules/v1"}`+"\n" {
 			t.Fatalf("pre-check: %d %s", status, body)
 		}
+		page := fetchText(t, base+"/playground")
+		if !strings.Contains(page, "promptwall playground") {
+			t.Errorf("GET /playground does not serve the playground: %.200s", page)
+		}
 		if status, _, _ := scanPost(t, base+"/elsewhere", nil, nil); status != 404 {
 			t.Fatalf("other path: %d", status)
 		}
