@@ -82,6 +82,11 @@ func Missing(text string, names []string) []string {
 			have[f[0]] = true
 		}
 	}
+	return absent(have, names)
+}
+
+// absent returns the names that have does not hold, in order.
+func absent(have map[string]bool, names []string) []string {
 	var out []string
 	for _, n := range names {
 		if !have[n] {
@@ -102,13 +107,7 @@ func MissingLines(block string, names []string) []string {
 			have[f[0]] = true
 		}
 	}
-	var out []string
-	for _, n := range names {
-		if !have[n] {
-			out = append(out, n)
-		}
-	}
-	return out
+	return absent(have, names)
 }
 
 // Block returns the first fenced code block of text whose language is
