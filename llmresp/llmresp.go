@@ -1,0 +1,145 @@
+// Package llmresp frames and rewrites the responses of LLM APIs: the counterpart of llmreq for
+// what comes back. It scans nothing: it cuts a response into events, says what the model wrote
+// in each (Pieces, with a channel key per stream of text), rewrites one piece's string keeping
+// every other byte, and writes the error each API's SDK raises.
+//
+// Framing (Framer): SSE (text/event-stream), NDJSON (Ollama's streams), a streamed JSON array
+// (Gemini's streamGenerateContent without alt=sse) and a whole JSON body. A framer is fed bytes
+// in any chunking and emits whole events; the concatenation of the events' Raw is exactly the
+// input, so forwarding an unchanged event's Raw is byte-identical. An event over MaxEvent bytes
+// is ErrEventTooLarge: memory stays bounded, and the firewall refuses.
+//
+// Pure: the standard library and jsonstr only. API names are llmreq's (a test keeps them equal).
+package llmresp
+
+import (
+	"errors"
+	"mime"
+	"strings"
+)
+
+// API is a request API as llmreq names it (llmreq.API's string).
+type API string
+
+const (
+	OpenAIChat        API = "openai.chat"
+	OpenAIResponses   API = "openai.responses"
+	OpenAICompletions API = "openai.completions"
+	OpenAIEmbeddings  API = "openai.embeddings"
+	AnthropicMessages API = "anthropic.messages"
+	AnthropicComplete API = "anthropic.complete"
+	Gemini            API = "gemini"
+	OllamaChat        API = "ollama.chat"
+	OllamaGenerate    API = "ollama.generate"
+	OllamaEmbed       API = "ollama.embed"
+	Generic           API = "json"
+)
+
+// Format is how a response body is framed.
+type Format uint8
+
+const (
+	FormatJSON      Format = iota + 1 // one JSON value (application/json)
+	FormatSSE                         // text/event-stream
+	FormatNDJSON                      // application/x-ndjson: one JSON value a line
+	FormatJSONArray                   // application/json streamed as an array of values (Gemini)
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatJSON:
+		return "json"
+	case FormatSSE:
+		return "sse"
+	case FormatNDJSON:
+		return "ndjson"
+	case FormatJSONArray:
+		return "json-array"
+	}
+	return "none"
+}
+
+// Errors. A firewall turns every one of them into a refusal.
+var (
+	ErrCannotParse   = errors.New("llmresp: response cannot be parsed")           // Detect: unknown API or content type
+	ErrEventTooLarge = errors.New("llmresp: response event too large")            // over MaxEvent
+	ErrBadFrame      = errors.New("llmresp: response framing is invalid")         // a JSON array stream out of shape
+	ErrBadEvent      = errors.New("llmresp: response event is not valid JSON")    // Pieces
+	ErrShape         = errors.New("llmresp: response event has an unknown shape") // Pieces: not an object
+	ErrRewrite       = errors.New("llmresp: rewrite not possible")                // Rewrite
+)
+
+// DefaultMaxEvent bounds one event when a framer's MaxEvent is 0. Gemini image output and
+// long non-streamed answers come as one event of a few MiB.
+const DefaultMaxEvent = 16 << 20
+
+// streamable are the APIs whose responses carry model text; embeddings carry none, and the
+// generic API has no known response shape.
+func known(api API) bool {
+	switch api {
+	case OpenAIChat, OpenAIResponses, OpenAICompletions, AnthropicMessages, AnthropicComplete,
+		Gemini, OllamaChat, OllamaGenerate, OpenAIEmbeddings, OllamaEmbed:
+		return true
+	}
+	return false
+}
+
+// Detect picks the framing of a response from the request's API and the response's Content-Type.
+// application/json is FormatJSON; for Gemini it is FormatJSON too, and the framer streams an
+// array body element by element (see NewFramer). Anything else, and the generic API, is
+// ErrCannotParse: the firewall cannot say what the model wrote, so it must refuse.
+func Detect(api API, contentType string) (Format, error) {
+	if !known(api) {
+		return 0, ErrCannotParse
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return 0, ErrCannotParse
+	}
+	switch strings.ToLower(mt) {
+	case "text/event-stream":
+		return FormatSSE, nil
+	case "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines":
+		return FormatNDJSON, nil
+	case "application/json":
+		return FormatJSON, nil
+	}
+	return 0, ErrCannotParse
+}
+
+// Event is one framed event. Its slices are valid only during the emit call that passes it.
+type Event struct {
+	// Raw is the event's bytes exactly as they came: for SSE its lines through the blank line
+	// that ends it (a BOM at the stream's start included); for NDJSON the line and its "\n";
+	// for a JSON array the separators before the element and the element.
+	Raw []byte
+	// Name is the SSE event field ("" without one).
+	Name string
+	// Data is the payload a client parses: SSE data lines joined by "\n", the NDJSON line or
+	// array element trimmed of white space, the whole JSON body. nil: nothing a client
+	// dispatches (a comment, a blank line, a separator, an SSE block without data).
+	Data []byte
+	// Partial: the stream ended inside the event (no blank line, no newline). Clients that
+	// follow the SSE standard drop such an event, but it is scanned all the same.
+	Partial bool
+
+	segs    []seg // SSE: where each data line's value sits in Raw
+	dataOff int   // other formats: Data is Raw[dataOff:dataOff+len(Data)]
+}
+
+// seg: a data line's value, Raw[raw:raw+n], is Data[data:data+n].
+type seg struct{ raw, data, n int }
+
+// rawOffset maps an offset of Data to one of Raw: the byte at d for a start, the byte before d
+// for an exclusive end (a piece never starts or ends at the "\n" that joins two data lines).
+func (e *Event) rawOffset(d int, end bool) int {
+	if e.segs == nil {
+		return e.dataOff + d
+	}
+	for _, s := range e.segs {
+		if !end && d >= s.data && d < s.data+s.n || end && d > s.data && d <= s.data+s.n {
+			return s.raw + d - s.data
+		}
+	}
+	return -1
+}
