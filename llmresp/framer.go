@@ -108,7 +108,10 @@ func (s *SSE) Close(emit func(*Event) error) error {
 		if !s.bomDone && bytes.HasPrefix(s.buf, bom) {
 			s.bomLen = len(bom)
 		}
-		if err := s.dispatch(s.buf, true, emit); err != nil {
+		// A blank line ending in CR that waited for a LF ends the event all the same.
+		n := len(s.buf)
+		partial := !(s.buf[n-1] == '\r' && s.lineStart == n-1)
+		if err := s.dispatch(s.buf, partial, emit); err != nil {
 			return err
 		}
 	}

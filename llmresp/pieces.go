@@ -147,16 +147,18 @@ func idx(s string, i int) string { return s + "[" + strconv.Itoa(i) + "]" }
 // chat reads Chat Completions chunks and completions (and legacy completions' choices[i].text).
 func (w *pw) chat(root int) {
 	b := w.b
-	elems(b, get(b, root, "choices"), func(k, c int) {
-		ch := idx("choices", num(b, get(b, c, "index"), k))
-		w.all(c, "text", ch+".text", KindText)
-		for _, m := range []string{"delta", "message"} {
-			members(b, c, func(name []byte, msg int) {
-				if string(name) == m {
-					w.chatMessage(msg, ch)
-				}
-			})
-		}
+	each(b, root, "choices", func(arr int) {
+		elems(b, arr, func(k, c int) {
+			ch := idx("choices", num(b, get(b, c, "index"), k))
+			w.all(c, "text", ch+".text", KindText)
+			for _, m := range []string{"delta", "message"} {
+				members(b, c, func(name []byte, msg int) {
+					if string(name) == m {
+						w.chatMessage(msg, ch)
+					}
+				})
+			}
+		})
 	})
 }
 
@@ -378,30 +380,32 @@ func (w *pw) anthropicBlock(blk int, ch string) {
 // candidate are one text across chunks, so the channel has no part index.
 func (w *pw) gemini(root int) {
 	b := w.b
-	elems(b, get(b, root, "candidates"), func(k, c int) {
-		ch := idx("candidates", num(b, get(b, c, "index"), k))
-		members(b, c, func(name []byte, content int) {
-			if string(name) != "content" {
-				return
-			}
-			members(b, content, func(name []byte, parts int) {
-				if string(name) != "parts" {
+	each(b, root, "candidates", func(arr int) {
+		elems(b, arr, func(k, c int) {
+			ch := idx("candidates", num(b, get(b, c, "index"), k))
+			members(b, c, func(name []byte, content int) {
+				if string(name) != "content" {
 					return
 				}
-				elems(b, parts, func(_, p int) {
-					if t := get(b, p, "thought"); t >= 0 && b[t] == 't' {
-						w.all(p, "text", ch+".thought", KindReasoning)
-					} else {
-						w.all(p, "text", ch+".text", KindText)
+				members(b, content, func(name []byte, parts int) {
+					if string(name) != "parts" {
+						return
 					}
-					members(b, p, func(name []byte, v int) {
-						switch string(name) {
-						case "functionCall", "function_call":
-							w.all(v, "name", ch+".functionCall.name", KindToolName)
-							w.all(v, "args", ch+".functionCall.args", KindToolArgs)
-						case "executableCode", "executable_code":
-							w.all(v, "code", ch+".code", KindToolArgs)
+					elems(b, parts, func(_, p int) {
+						if t := get(b, p, "thought"); t >= 0 && b[t] == 't' {
+							w.all(p, "text", ch+".thought", KindReasoning)
+						} else {
+							w.all(p, "text", ch+".text", KindText)
 						}
+						members(b, p, func(name []byte, v int) {
+							switch string(name) {
+							case "functionCall", "function_call":
+								w.all(v, "name", ch+".functionCall.name", KindToolName)
+								w.all(v, "args", ch+".functionCall.args", KindToolArgs)
+							case "executableCode", "executable_code":
+								w.all(v, "code", ch+".code", KindToolArgs)
+							}
+						})
 					})
 				})
 			})

@@ -92,6 +92,16 @@ func get(b []byte, i int, key string) int {
 	return v
 }
 
+// each calls fn with the value of every member key of the object at b[i], duplicates included:
+// a container of texts is read whole wherever some client might read it.
+func each(b []byte, i int, key string, fn func(v int)) {
+	members(b, i, func(k []byte, v int) {
+		if string(k) == key {
+			fn(v)
+		}
+	})
+}
+
 // str returns the decoded string at b[v], if it is one.
 func str(b []byte, v int) (string, bool) {
 	if v < 0 || b[v] != '"' {
