@@ -9,6 +9,47 @@
 // input, so forwarding an unchanged event's Raw is byte-identical. An event over MaxEvent bytes
 // is ErrEventTooLarge: memory stays bounded, and the firewall refuses.
 //
+// Pieces and their channels, by API (i: the choice's or candidate's index member, else its
+// position; o, c: output_index and content_index; b: the content block's index; j: the tool
+// call's index member, else its position). Tool arguments are JSON text; Rewrite of a JSON
+// piece takes JSON.
+//
+//   - OpenAI Chat (chunks and whole): choices[i].delta or .message: content (a string, or parts'
+//     text) → choices[i].content; refusal → choices[i].refusal; reasoning_content and
+//     reasoning → choices[i].reasoning; audio.transcript → choices[i].audio;
+//     tool_calls[j].function (or .custom) name and arguments (input) →
+//     choices[i].tool_calls[j].name, .arguments; function_call → choices[i].function_call.*.
+//     data: [DONE] is Info.Done. Legacy completions: choices[i].text → choices[i].text.
+//   - OpenAI Responses: response.output_text.delta, .refusal.delta, .reasoning_text.delta →
+//     output[o].content[c]; .reasoning_summary_text.delta → output[o].summary[s];
+//     .function_call_arguments.delta, .mcp_call_arguments.delta, .custom_tool_call_input.delta,
+//     .code_interpreter_call_code.delta → output[o].arguments; .audio.transcript.delta →
+//     audio.transcript. Whole (Piece.Whole): their .done events, content_part and
+//     reasoning_summary_part events, output_item.added and .done (message content, function
+//     and MCP calls' name and arguments, custom tool input, code interpreter code, reasoning
+//     summary and content), the response of response.created ... response.completed, and a
+//     non-streamed response's output[] (same channels by position).
+//   - Anthropic Messages: content_block_start text, thinking, tool_use input → content[b]
+//     (tool name → content[b].name); content_block_delta text_delta.text,
+//     thinking_delta.thinking, input_json_delta.partial_json → content[b]; message_start's
+//     and a whole message's content[] by position. signature and citations are not the
+//     model's text. Legacy /v1/complete: completion.
+//   - Gemini (SSE chunks, array elements, whole): candidates[i].content.parts[]: text →
+//     candidates[i].text (thought parts: candidates[i].thought), functionCall name and args
+//     (an object) → candidates[i].functionCall.name, .args, executableCode.code →
+//     candidates[i].code. Parts have no index in the channel: a candidate's parts are one text
+//     across chunks.
+//   - Ollama: /api/chat message.content, message.thinking, message.tool_calls[j].function name
+//     and arguments (an object) → message.content, message.thinking,
+//     message.tool_calls[j].name, .arguments; /api/generate response, thinking.
+//   - Embeddings: no pieces.
+//
+// Refused (an error the firewall turns into the API's error): the generic API and content
+// types other than SSE, NDJSON and JSON (Detect: ErrCannotParse); an event over MaxEvent
+// (ErrEventTooLarge); a streamed array out of its grammar or not closed (ErrBadFrame); event
+// data that is not valid JSON, OpenAI's [DONE] aside (ErrBadEvent), or JSON that is not an
+// object (ErrShape). Event types it does not know have no pieces and are not refused.
+//
 // Pure: the standard library and jsonstr only. API names are llmreq's (a test keeps them equal).
 package llmresp
 

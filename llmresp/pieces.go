@@ -27,7 +27,7 @@ type Piece struct {
 	// Channel names the stream the piece belongs to, stable over the response: the pieces of
 	// one channel, in event order, are one text (deltas), to be fed to one stream scanner.
 	// E.g. "choices[0].content", "output[1].arguments", "content[2]",
-	// "candidates[0].text", "message.content" (see the package README for all).
+	// "candidates[0].text", "message.content" (the package doc lists them all).
 	Channel string
 	Kind    Kind
 	// Text is the decoded string; for a JSON piece, the JSON value's bytes as they came.
@@ -220,8 +220,10 @@ func (w *pw) responsesEvent(root int, typ string) {
 		w.all(root, "delta", idx(out+".summary", num(b, get(b, root, "summary_index"), 0)), KindReasoning)
 	case "response.function_call_arguments.delta", "response.mcp_call_arguments.delta":
 		w.all(root, "delta", out+".arguments", KindToolArgs)
-	case "response.custom_tool_call_input.delta":
+	case "response.custom_tool_call_input.delta", "response.code_interpreter_call_code.delta":
 		w.all(root, "delta", out+".arguments", KindToolArgs)
+	case "response.audio.transcript.delta":
+		w.all(root, "delta", "audio.transcript", KindText)
 	}
 	w.whole = true
 	switch typ {
@@ -244,6 +246,10 @@ func (w *pw) responsesEvent(root int, typ string) {
 		w.all(root, "name", out+".name", KindToolName)
 	case "response.custom_tool_call_input.done":
 		w.all(root, "input", out+".arguments", KindToolArgs)
+	case "response.code_interpreter_call_code.done":
+		w.all(root, "code", out+".arguments", KindToolArgs)
+	case "response.audio.transcript.done":
+		w.all(root, "transcript", "audio.transcript", KindText)
 	case "response.content_part.added", "response.content_part.done":
 		members(b, root, func(name []byte, p int) {
 			if string(name) == "part" {
@@ -294,6 +300,8 @@ func (w *pw) responsesItem(it int, out string) {
 	case "custom_tool_call":
 		w.all(it, "name", out+".name", KindToolName)
 		w.all(it, "input", out+".arguments", KindToolArgs)
+	case "code_interpreter_call":
+		w.all(it, "code", out+".arguments", KindToolArgs)
 	case "reasoning":
 		members(b, it, func(name []byte, v int) {
 			switch string(name) {

@@ -138,6 +138,11 @@ data: {"type":"response.completed","sequence_number":13,"response":{"id":"resp_1
 			"+output[3].summary[0]|reasoning|a",
 			"+output[3].summary[1]|reasoning|think",
 		}},
+	{name: "openai responses code and audio", api: OpenAIResponses, ctype: "text/event-stream",
+		body: "event: response.code_interpreter_call_code.delta\ndata: {\"type\":\"response.code_interpreter_call_code.delta\",\"output_index\":4,\"item_id\":\"ci_1\",\"delta\":\"print(\",\"sequence_number\":9}\n\n" +
+			"event: response.audio.transcript.delta\ndata: {\"type\":\"response.audio.transcript.delta\",\"delta\":\"Hel\",\"sequence_number\":10}\n\n" +
+			"event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\",\"output_index\":5,\"item_id\":\"ws_1\",\"sequence_number\":11}\n\n",
+		pieces: []string{"output[4].arguments|tool_args|print(", "audio.transcript|text|Hel"}},
 	{name: "openai responses whole", api: OpenAIResponses, ctype: "application/json",
 		body: `{"id":"resp_2","object":"response","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[]},{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Done.","annotations":[]}]},{"type":"custom_tool_call","id":"ctc_1","call_id":"c1","name":"code_exec","input":"print(1)"}],"usage":{"input_tokens":1,"output_tokens":2}}`,
 		pieces: []string{
