@@ -7,6 +7,8 @@ import (
 	"testing"
 )
 
+// Run the fuzzers with -fuzzminimizetime=1s: minimizing a new input of a transcript's size
+// takes the default 60 s, in which no new input runs.
 const fuzzMax = 2048
 
 var fuzzAPIs = []API{OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini, OllamaChat, OllamaGenerate, AnthropicComplete}

@@ -29,8 +29,9 @@
 //     and MCP calls' name and arguments, custom tool input, code interpreter code, reasoning
 //     summary and content), the response of response.created ... response.completed, and a
 //     non-streamed response's output[] (same channels by position).
-//   - Anthropic Messages: content_block_start text, thinking, tool_use input → content[b]
-//     (tool name → content[b].name); content_block_delta text_delta.text,
+//   - Anthropic Messages: content_block_start text and thinking → content[b], tool_use input
+//     → content[b].start (the SDK drops it for the deltas' JSON), tool name → content[b].name;
+//     content_block_delta text_delta.text,
 //     thinking_delta.thinking, input_json_delta.partial_json → content[b]; message_start's
 //     and a whole message's content[] by position. signature and citations are not the
 //     model's text. Legacy /v1/complete: completion.

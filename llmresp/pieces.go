@@ -333,9 +333,17 @@ func (w *pw) anthropicEvent(root int, typ string) {
 	switch typ {
 	case "content_block_start":
 		members(b, root, func(name []byte, blk int) {
-			if string(name) == "content_block" {
-				w.anthropicBlock(blk, ch)
+			if string(name) != "content_block" {
+				return
 			}
+			if typ, _ := str(b, get(b, blk, "type")); typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use" {
+				// The SDK replaces the start's input ({}) by the deltas' JSON, where a
+				// text block's deltas extend its start's text: the input is a text apart.
+				w.all(blk, "name", ch+".name", KindToolName)
+				w.all(blk, "input", ch+".start", KindToolArgs)
+				return
+			}
+			w.anthropicBlock(blk, ch)
 		})
 	case "content_block_delta":
 		members(b, root, func(name []byte, d int) {

@@ -207,7 +207,7 @@ data: {"type":"message_stop"}
 			"content[1]|text|Hello",
 			"content[1]|text|!\u2028",
 			"content[2].name|tool_name|get_weather",
-			"content[2]|tool_args|{}",
+			"content[2].start|tool_args|{}",
 			"content[2]|tool_args|",
 			`content[2]|tool_args|{"location": "San Fra`,
 		}},
