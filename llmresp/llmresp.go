@@ -49,7 +49,9 @@
 // types other than SSE, NDJSON and JSON (Detect: ErrCannotParse); an event over MaxEvent
 // (ErrEventTooLarge); a streamed array out of its grammar or not closed (ErrBadFrame); event
 // data that is not valid JSON, OpenAI's [DONE] aside (ErrBadEvent), or JSON that is not an
-// object (ErrShape). Event types it does not know have no pieces and are not refused.
+// object (ErrShape). Responses and Anthropic events of types no walker knows are not refused:
+// every string in them but ids and opaque payloads is a piece on channel "event.<type>"
+// (Anthropic delta types: content[b].<type>), Info.Unknown set.
 //
 // Pure: the standard library and jsonstr only. API names are llmreq's (a test keeps them equal).
 package llmresp

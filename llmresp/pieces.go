@@ -52,13 +52,18 @@ type Info struct {
 	UpstreamError bool
 	// Seq is Responses' sequence_number, -1 without one (StreamError needs the next).
 	Seq int
+	// Unknown: a Responses or Anthropic event of a type no walker knows; its pieces are all
+	// its strings but ids and opaque payloads, on channel "event.<type>".
+	Unknown bool
 }
 
 // Pieces appends the pieces of ev for api to dst. An event without Data has none. Data that is
 // not valid JSON is ErrBadEvent (but OpenAI's [DONE]), and JSON that is not an object is
-// ErrShape: the firewall refuses both, since a client may read text there. Events of types it
-// does not know (Anthropic's ping, Responses' response.web_search_call.searching) have no
-// pieces.
+// ErrShape: the firewall refuses both, since a client may read text there. A Responses or
+// Anthropic event of a type no walker knows (a hosted tool's, one to come) is read whole: all its
+// strings but ids and opaque payloads are pieces (Info.Unknown); known events without text
+// (ping, message_stop, a status event) have none. Chat, Gemini and Ollama members no walker
+// knows are not read.
 func Pieces(api API, ev *Event, dst []Piece) ([]Piece, Info, error) {
 	info := Info{Type: ev.Name, Seq: -1}
 	d := ev.Data
@@ -101,6 +106,7 @@ func Pieces(api API, ev *Event, dst []Piece) ([]Piece, Info, error) {
 		w.add("response", KindText, get(d, root, "response"))
 		w.add("thinking", KindReasoning, get(d, root, "thinking"))
 	}
+	info.Unknown = w.unknown
 	// Body order, whatever order the walkers read members in.
 	added := w.out[len(dst):]
 	slices.SortStableFunc(added, func(a, b Piece) int { return a.start - b.start })
@@ -109,9 +115,33 @@ func Pieces(api API, ev *Event, dst []Piece) ([]Piece, Info, error) {
 
 // pw collects pieces.
 type pw struct {
-	b     []byte
-	out   []Piece
-	whole bool
+	b       []byte
+	out     []Piece
+	whole   bool
+	unknown bool // generic read an event of a type no walker knows
+}
+
+// inertKeys are members of an event of unknown type that carry no text a model wrote: ids,
+// discriminators, opaque signatures and encrypted or base64 payloads.
+var inertKeys = map[string]bool{"id": true, "type": true, "item_id": true, "call_id": true,
+	"object": true, "status": true, "model": true, "signature": true, "encrypted_content": true,
+	"role": true, "partial_image_b64": true, "result": true, "logprobs": true}
+
+// generic adds every string value under v but those of inertKeys as a KindText piece of ch,
+// for events of types to come: what no walker knows is scanned, not passed.
+func (w *pw) generic(v int, ch string) {
+	switch w.b[v] {
+	case '"':
+		w.add(ch, KindText, v)
+	case '{':
+		members(w.b, v, func(name []byte, m int) {
+			if !inertKeys[string(name)] {
+				w.generic(m, ch)
+			}
+		})
+	case '[':
+		elems(w.b, v, func(_, e int) { w.generic(e, ch) })
+	}
 }
 
 // add adds the value at b[v] as a piece when it is a string (or, for tool arguments, an
@@ -209,6 +239,7 @@ func (w *pw) responsesEvent(root int, typ string) {
 	ci := num(b, get(b, root, "content_index"), 0)
 	out := idx("output", oi)
 	part := idx(out+".content", ci)
+	delta := true
 	switch typ {
 	case "response.output_text.delta":
 		w.all(root, "delta", part, KindText)
@@ -218,12 +249,16 @@ func (w *pw) responsesEvent(root int, typ string) {
 		w.all(root, "delta", part, KindReasoning)
 	case "response.reasoning_summary_text.delta":
 		w.all(root, "delta", idx(out+".summary", num(b, get(b, root, "summary_index"), 0)), KindReasoning)
-	case "response.function_call_arguments.delta", "response.mcp_call_arguments.delta":
-		w.all(root, "delta", out+".arguments", KindToolArgs)
-	case "response.custom_tool_call_input.delta", "response.code_interpreter_call_code.delta":
+	case "response.function_call_arguments.delta", "response.mcp_call_arguments.delta",
+		"response.custom_tool_call_input.delta", "response.code_interpreter_call_code.delta":
 		w.all(root, "delta", out+".arguments", KindToolArgs)
 	case "response.audio.transcript.delta":
 		w.all(root, "delta", "audio.transcript", KindText)
+	default:
+		delta = false
+	}
+	if delta {
+		return
 	}
 	w.whole = true
 	switch typ {
@@ -262,17 +297,23 @@ func (w *pw) responsesEvent(root int, typ string) {
 				w.responsesItem(it, out)
 			}
 		})
-	default:
-		if typ == "response" || get(b, root, "output") >= 0 {
-			w.responsesOutput(root) // a non-streamed response
-			return
-		}
-		// response.created, .in_progress, .completed, .incomplete, .failed, .queued
+	case "response.created", "response.in_progress", "response.completed", "response.incomplete",
+		"response.failed", "response.queued":
 		members(b, root, func(name []byte, r int) {
 			if string(name) == "response" {
 				w.responsesOutput(r)
 			}
 		})
+	case "error":
+	default:
+		if typ == "response" || typ == "" && get(b, root, "output") >= 0 {
+			w.responsesOutput(root) // a non-streamed response
+			return
+		}
+		// A type to come, or a hosted tool's event (its status events carry only ids;
+		// output_text.annotation.added carries a URL a client shows).
+		w.unknown, w.whole = true, false
+		w.generic(root, "event."+typ)
 	}
 }
 
@@ -358,6 +399,10 @@ func (w *pw) anthropicEvent(root int, typ string) {
 				w.all(d, "partial_json", ch, KindToolArgs)
 			case "thinking_delta":
 				w.all(d, "thinking", ch, KindReasoning)
+			case "signature_delta":
+			default: // citations_delta (a cited URL and text a client shows), types to come
+				w.unknown = true
+				w.generic(d, ch+"."+dt)
 			}
 		})
 	case "message_start":
@@ -368,6 +413,10 @@ func (w *pw) anthropicEvent(root int, typ string) {
 		})
 	case "message":
 		w.anthropicMessage(root)
+	case "content_block_stop", "message_delta", "message_stop", "ping", "error":
+	default:
+		w.unknown = true
+		w.generic(root, "event."+typ)
 	}
 }
 

@@ -143,6 +143,23 @@ data: {"type":"response.completed","sequence_number":13,"response":{"id":"resp_1
 			"event: response.audio.transcript.delta\ndata: {\"type\":\"response.audio.transcript.delta\",\"delta\":\"Hel\",\"sequence_number\":10}\n\n" +
 			"event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call.searching\",\"output_index\":5,\"item_id\":\"ws_1\",\"sequence_number\":11}\n\n",
 		pieces: []string{"output[4].arguments|tool_args|print(", "audio.transcript|text|Hel"}},
+	{name: "openai responses hosted tools and types to come", api: OpenAIResponses, ctype: "text/event-stream",
+		body: `event: response.output_text.annotation.added
+data: {"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":0,"content_index":0,"annotation_index":0,"annotation":{"type":"url_citation","start_index":0,"end_index":4,"url":"https://collect.example/p?d=1","title":"T"},"sequence_number":3}
+
+event: response.image_generation_call.partial_image
+data: {"type":"response.image_generation_call.partial_image","output_index":0,"item_id":"ig_1","sequence_number":4,"partial_image_index":0,"partial_image_b64":"iVBORw0KGgo="}
+
+event: response.future_thing.delta
+data: {"type":"response.future_thing.delta","item_id":"x_1","output_index":0,"delta":"new text","nested":[{"k":"v"}],"sequence_number":5}
+
+`,
+		pieces: []string{
+			"event.response.output_text.annotation.added|text|https://collect.example/p?d=1",
+			"event.response.output_text.annotation.added|text|T",
+			"event.response.future_thing.delta|text|new text",
+			"event.response.future_thing.delta|text|v",
+		}},
 	{name: "openai responses whole", api: OpenAIResponses, ctype: "application/json",
 		body: `{"id":"resp_2","object":"response","status":"completed","output":[{"type":"reasoning","id":"rs_1","summary":[]},{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Done.","annotations":[]}]},{"type":"custom_tool_call","id":"ctc_1","call_id":"c1","name":"code_exec","input":"print(1)"}],"usage":{"input_tokens":1,"output_tokens":2}}`,
 		pieces: []string{
@@ -210,6 +227,14 @@ data: {"type":"message_stop"}
 			"content[2].start|tool_args|{}",
 			"content[2]|tool_args|",
 			`content[2]|tool_args|{"location": "San Fra`,
+		}},
+	{name: "anthropic citations and types to come", api: AnthropicMessages, ctype: "text/event-stream",
+		body: "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":{\"type\":\"char_location\",\"cited_text\":\"The grass is green.\",\"document_index\":0,\"document_title\":\"Doc\",\"start_char_index\":0,\"end_char_index\":20}}}\n\n" +
+			"event: future_event\ndata: {\"type\":\"future_event\",\"id\":\"x\",\"body\":\"words\"}\n\n",
+		pieces: []string{
+			"content[0].citations_delta|text|The grass is green.",
+			"content[0].citations_delta|text|Doc",
+			"event.future_event|text|words",
 		}},
 	{name: "anthropic whole", api: AnthropicMessages, ctype: "application/json",
 		body: `{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Hi!"},{"type":"tool_use","id":"toolu_1","name":"search","input":{"q":"x","n":2}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":2095,"output_tokens":503}}`,
