@@ -82,13 +82,23 @@ func Pieces(api API, ev *Event, dst []Piece) ([]Piece, Info, error) {
 		return dst, info, ErrShape
 	}
 	w := pw{b: d, out: dst}
-	if t, ok := str(d, get(d, root, "type")); ok {
+	// One pass over the root for what every API's events may carry (the last of duplicates).
+	typ, seq := -1, -1
+	members(d, root, func(k []byte, v int) {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "sequence_number":
+			seq = v
+		case "error":
+			info.UpstreamError = true
+		}
+	})
+	if t, ok := str(d, typ); ok {
 		info.Type = t
 	}
-	info.Seq = num(d, get(d, root, "sequence_number"), -1)
-	if get(d, root, "error") >= 0 || info.Type == "error" {
-		info.UpstreamError = true
-	}
+	info.Seq = num(d, seq, -1)
+	info.UpstreamError = info.UpstreamError || info.Type == "error"
 	switch api {
 	case OpenAIChat, OpenAICompletions:
 		w.chat(root)
