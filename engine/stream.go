@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/rulebook"
@@ -95,14 +96,19 @@ type Stream struct {
 	verdict Verdict
 	counts  map[string]int
 	cov     []int32 // scratch: coverage counts
+	count   [64]int // scratch: holdPoint's counts per group
 }
 
 // streamInfo is what the stream needs from the rulebook (streamInfoOf).
 type streamInfo struct {
 	ok     bool // every rule has a bound; else nothing is ever final
 	pad    byte
-	groups []holdGroup
-	rank   map[string]int // rule id to its index
+	groups []holdGroup // at most 64
+	all    uint64      // a bit per group
+	// For an ASCII unit, the groups it is outside C of (alien), and
+	// outside U of but in C (counted): masks for the other units.
+	alien, counted [128]uint64
+	rank           map[string]int // rule id to its index
 }
 
 // holdGroup is the rules that share the sets U and C, with the largest B.
@@ -274,27 +280,49 @@ func (s *Stream) holdPoint(t *text, n int) int {
 			h = k
 		}
 	}
-	for _, g := range s.si.groups {
-		// Walking back, the first unit that settles the attempts at it
-		// and before: the (B+2)th outside U, or one outside C.
-		count, i := 0, n-4
-		for ; i >= s.off; i-- {
-			if escapePart(t, i, n) {
-				continue
-			}
-			u := t.at(i)
-			if !inSet(g.c, u) {
-				break
-			}
-			if !inSet(g.u, u) {
-				if count++; count == g.b+2 {
-					break
-				}
+	// Walking back, the first unit that settles the attempts of a group
+	// at it and before: one outside its C, or the (B+2)th outside its U.
+	// The hold point is where the last group is settled.
+	si := s.si
+	pending := si.all
+	count := s.count[:len(si.groups)]
+	clear(count)
+	i := n - 4
+	for ; i >= s.off && pending != 0; i-- {
+		u := t.at(i)
+		if (u == '%' || isHex(u)) && escapePart(t, i, n) {
+			continue
+		}
+		var alien, counted uint64
+		if u < 128 {
+			alien, counted = si.alien[u], si.counted[u]
+		} else {
+			alien, counted = si.masks(u)
+		}
+		pending &^= alien
+		for m := counted & pending; m != 0; m &= m - 1 {
+			g := bits.TrailingZeros64(m)
+			if count[g]++; count[g] == si.groups[g].b+2 {
+				pending &^= 1 << g
 			}
 		}
-		h = min(h, max(i+1, s.off))
 	}
-	return h
+	if pending != 0 {
+		return s.off
+	}
+	return min(h, i+2) // the loop stepped past the unit that settled the last
+}
+
+// masks returns the groups u is outside C of, and outside U of.
+func (si *streamInfo) masks(u uint16) (alien, counted uint64) {
+	for g := range si.groups {
+		if !inSet(si.groups[g].c, u) {
+			alien |= 1 << g
+		} else if !inSet(si.groups[g].u, u) {
+			counted |= 1 << g
+		}
+	}
+	return alien, counted
 }
 
 func isB64Unit(u uint16) bool { return u < 128 && unitFlags[u]&fB64 != 0 }
@@ -444,6 +472,23 @@ func streamInfoOf(e *Engine) *streamInfo {
 			si.groups = append(si.groups, g)
 		}
 		si.groups[k].b = max(si.groups[k].b, b)
+	}
+	if len(si.groups) > 64 {
+		// Rare: merging groups (the unions of their sets, the largest B)
+		// only holds more.
+		g := holdGroup{u: &jsregex.Set{}, c: &jsregex.Set{}}
+		for _, h := range si.groups {
+			if h.u != nil {
+				g.u.Union(h.u)
+			}
+			g.c.Union(h.c)
+			g.b = max(g.b, h.b)
+		}
+		si.groups = []holdGroup{g}
+	}
+	si.all = 1<<len(si.groups) - 1
+	for u := range uint16(128) {
+		si.alien[u], si.counted[u] = si.masks(u)
 	}
 	// The pad: a unit no rule can begin a match with, and no view treats
 	// specially.
