@@ -97,6 +97,7 @@ type Stream struct {
 	counts  map[string]int
 	cov     []int32 // scratch: coverage counts
 	count   [64]int // scratch: holdPoint's counts per group
+	settle  [64]int // and where each group settled
 }
 
 // streamInfo is what the stream needs from the rulebook (streamInfoOf).
@@ -109,6 +110,85 @@ type streamInfo struct {
 	// outside U of but in C (counted): masks for the other units.
 	alien, counted [128]uint64
 	rank           map[string]int // rule id to its index
+	ruleGroup      []int          // each rule's group
+	// The rules whose matches begin with one of their prefixes (at most
+	// 64, the others are held by their group alone): pre[k] is rule
+	// preRule[k]'s, and preFirst[u] the rules a prefix of which an ASCII
+	// unit u can begin, as it is or folded.
+	preRule  []int
+	hasPre   []bool // per rule: in preRule
+	pre      [][][]byte
+	preFirst [128]uint64
+	preStart uint64 // those that may also begin at 0 with anything
+	alpha    *jsregex.Alphabet
+	tabs     [2]*[256]byte // the original and leetspeak views' ASCII tables
+}
+
+// prefixRules fills the prefix fields of si from the compiled rules.
+func (si *streamInfo) prefixRules(c *compiled) {
+	if c.alphabet == nil {
+		return
+	}
+	si.alpha, si.tabs = c.alphabet, [2]*[256]byte{&c.ascii, &c.asciiLeet}
+	si.hasPre = make([]bool, len(c.rules))
+	for i := range c.rules {
+		r := &c.rules[i]
+		if !r.fast || !r.hasPrefix || len(si.preRule) == 64 {
+			continue
+		}
+		k := len(si.preRule)
+		si.preRule = append(si.preRule, i)
+		si.hasPre[i] = true
+		si.pre = append(si.pre, r.prefixes)
+		if r.atStart {
+			si.preStart |= 1 << k
+		}
+		for u := range 128 {
+			for _, p := range r.prefixes {
+				if c.ascii[u] == p[0] || c.asciiLeet[u] == p[0] {
+					si.preFirst[u] |= 1 << k
+				}
+			}
+		}
+	}
+}
+
+// unitMay reports whether unit i of t may read as alphabet byte b in the
+// original or leetspeak view, and whether what follows it is unknown (an
+// escape, or units still to come): then any byte may follow.
+func (si *streamInfo) unitMay(t *text, i, n int, b byte) (may, open bool) {
+	if i >= n-3 {
+		return true, true
+	}
+	u := t.at(i)
+	if (u == '%' || isHex(u)) && escapePart(t, i, n) {
+		return true, true
+	}
+	if u < 128 {
+		return si.tabs[0][u] == b || si.tabs[1][u] == b, false
+	}
+	return si.alpha.Byte[u] == b, false
+}
+
+// mayBegin reports whether a match of prefix rule k may begin at unit s.
+func (si *streamInfo) mayBegin(t *text, s, n, k int) bool {
+	for _, p := range si.pre[k] {
+		ok := true
+		for j := range p {
+			may, open := si.unitMay(t, s+j, n, p[j])
+			if !may {
+				ok = false
+				break
+			}
+			if open {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // holdGroup is the rules that share the sets U and C, with the largest B.
@@ -285,7 +365,7 @@ func (s *Stream) holdPoint(t *text, n int) int {
 	// The hold point is where the last group is settled.
 	si := s.si
 	pending := si.all
-	count := s.count[:len(si.groups)]
+	count, settle := s.count[:len(si.groups)], s.settle[:len(si.groups)]
 	clear(count)
 	i := n - 4
 	for ; i >= s.off && pending != 0; i-- {
@@ -299,18 +379,56 @@ func (s *Stream) holdPoint(t *text, n int) int {
 		} else {
 			alien, counted = si.masks(u)
 		}
+		for m := alien & pending; m != 0; m &= m - 1 {
+			settle[bits.TrailingZeros64(m)] = i + 1
+		}
 		pending &^= alien
 		for m := counted & pending; m != 0; m &= m - 1 {
 			g := bits.TrailingZeros64(m)
 			if count[g]++; count[g] == si.groups[g].b+2 {
 				pending &^= 1 << g
+				settle[g] = i + 1
 			}
 		}
 	}
-	if pending != 0 {
-		return s.off
+	// The attempts of group g from settle[g] on are not known to be
+	// final; a group never settled holds the whole window.
+	for g := range settle {
+		if pending&(1<<g) != 0 {
+			settle[g] = s.off
+		}
 	}
-	return min(h, i+2) // the loop stepped past the unit that settled the last
+	// A rule without prefixes holds from its group's point; a rule with
+	// them, from the first place at or after it where a match of it may
+	// begin (of the attempts that may still be alive, only those can
+	// find one).
+	from := n
+	for _, r := range si.preRule {
+		from = min(from, settle[si.ruleGroup[r]])
+	}
+	for r, g := range si.ruleGroup {
+		if !si.hasPre[r] {
+			h = min(h, settle[g])
+		}
+	}
+	for p := max(from, s.off); p < h; p++ {
+		var cand uint64
+		if u := t.at(p); p < n-3 && u < 128 && !((u == '%' || isHex(u)) && escapePart(t, p, n)) {
+			cand = si.preFirst[u]
+		} else {
+			cand = 1<<len(si.preRule) - 1
+		}
+		if p == 0 {
+			cand |= si.preStart
+		}
+		for ; cand != 0; cand &= cand - 1 {
+			k := bits.TrailingZeros64(cand)
+			if settle[si.ruleGroup[si.preRule[k]]] <= p && (p == 0 && si.preStart&(1<<k) != 0 || si.mayBegin(t, p, n, k)) {
+				return p
+			}
+		}
+	}
+	return h
 }
 
 // masks returns the groups u is outside C of, and outside U of.
@@ -472,6 +590,7 @@ func streamInfoOf(e *Engine) *streamInfo {
 			si.groups = append(si.groups, g)
 		}
 		si.groups[k].b = max(si.groups[k].b, b)
+		si.ruleGroup = append(si.ruleGroup, k)
 	}
 	if len(si.groups) > 64 {
 		// Rare: merging groups (the unions of their sets, the largest B)
@@ -485,7 +604,9 @@ func streamInfoOf(e *Engine) *streamInfo {
 			g.b = max(g.b, h.b)
 		}
 		si.groups = []holdGroup{g}
+		clear(si.ruleGroup)
 	}
+	si.prefixRules(e.c)
 	si.all = 1<<len(si.groups) - 1
 	for u := range uint16(128) {
 		si.alien[u], si.counted[u] = si.masks(u)
