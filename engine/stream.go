@@ -119,7 +119,8 @@ type streamInfo struct {
 	hasPre   []bool // per rule: in preRule
 	pre      [][][]byte
 	preFirst [128]uint64
-	preStart uint64 // those that may also begin at 0 with anything
+	preTwo   []uint64 // [u0<<7|u1]: the same for two ASCII units
+	preStart uint64   // those that may also begin at 0 with anything
 	alpha    *jsregex.Alphabet
 	tabs     [2]*[256]byte // the original and leetspeak views' ASCII tables
 }
@@ -147,6 +148,21 @@ func (si *streamInfo) prefixRules(c *compiled) {
 			for _, p := range r.prefixes {
 				if c.ascii[u] == p[0] || c.asciiLeet[u] == p[0] {
 					si.preFirst[u] |= 1 << k
+				}
+			}
+		}
+	}
+	si.preTwo = make([]uint64, 128*128)
+	for k := range si.preRule {
+		for _, p := range si.pre[k] {
+			for u0 := range 128 {
+				if c.ascii[u0] != p[0] && c.asciiLeet[u0] != p[0] {
+					continue
+				}
+				for u1 := range 128 {
+					if len(p) == 1 || c.ascii[u1] == p[1] || c.asciiLeet[u1] == p[1] {
+						si.preTwo[u0<<7|u1] |= 1 << k
+					}
 				}
 			}
 		}
@@ -413,10 +429,18 @@ func (s *Stream) holdPoint(t *text, n int) int {
 	}
 	for p := max(from, s.off); p < h; p++ {
 		var cand uint64
-		if u := t.at(p); p < n-3 && u < 128 && !((u == '%' || isHex(u)) && escapePart(t, p, n)) {
-			cand = si.preFirst[u]
-		} else {
+		u := t.at(p)
+		switch {
+		case p >= n-3 || u >= 128 || (u == '%' || isHex(u)) && escapePart(t, p, n):
 			cand = 1<<len(si.preRule) - 1
+		case p+1 < n-3:
+			if v := t.at(p + 1); v < 128 && !((v == '%' || isHex(v)) && escapePart(t, p+1, n)) {
+				cand = si.preTwo[u<<7|v]
+				break
+			}
+			fallthrough
+		default:
+			cand = si.preFirst[u]
 		}
 		if p == 0 {
 			cand |= si.preStart
