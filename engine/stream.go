@@ -96,6 +96,7 @@ type Stream struct {
 	buf     []byte
 	off     int
 	at      int
+	atByte  int // the byte offset of buf[off] in the whole text
 	scanned int // len(buf) at the last scan
 	cap     int
 	capHit  bool
@@ -104,7 +105,9 @@ type Stream struct {
 	matches []Match // every final match
 	newFrom int     // matches[newFrom:] not yet returned by Final
 	ready   []byte  // released sanitized bytes not yet taken by Ready
-	spare   []byte  // the buffer Ready returned last
+	repl    []Replacement
+	replNew int    // repl[replNew:] not yet returned by Replacements
+	spare   []byte // the buffer Ready returned last
 	verdict Verdict
 	counts  map[string]int
 	cov     []int32 // scratch: coverage counts
@@ -274,6 +277,27 @@ func (s *Stream) Ready() []byte {
 	s.ready, s.spare = s.spare[:0], out
 	return out
 }
+
+// A Replacement is one group of the sanitized copy (docs/SPEC.md section
+// 6): the bytes [Start, End) of the text are replaced by
+// "[removed: <Category>]". A caller that forwards the text in pieces of
+// its own (the events of a response) rewrites each piece from these.
+type Replacement struct {
+	Start, End int // byte offsets in the whole text
+	Category   string
+}
+
+// Replacements returns the groups released since the last call, in order;
+// every byte before Released that none of them covers is kept as it is.
+func (s *Stream) Replacements() []Replacement {
+	out := s.repl[s.replNew:]
+	s.replNew = len(s.repl)
+	return out
+}
+
+// Released returns how many bytes of the text are final: Ready has given
+// their sanitized copy, and Replacements every group among them.
+func (s *Stream) Released() int { return s.atByte }
 
 // Held returns how many bytes of the text are held back (not released).
 func (s *Stream) Held() int { return len(s.buf) - s.off }
@@ -545,6 +569,7 @@ func (s *Stream) commit(st *scanState, cut int) {
 			}
 		}
 		bs, be := cur.byteAt(gs-s.at+s.off), cur.byteAt(ge-s.at+s.off)
+		s.repl = append(s.repl, Replacement{Start: s.atByte + bs - s.off, End: s.atByte + be - s.off, Category: best.Category})
 		s.ready = append(s.ready, t.raw[last:bs]...)
 		s.ready = append(s.ready, "[removed: "...)
 		s.ready = append(s.ready, best.Category...)
@@ -555,6 +580,7 @@ func (s *Stream) commit(st *scanState, cut int) {
 	bc := cur.byteAt(cut)
 	s.ready = append(s.ready, t.raw[last:bc]...)
 	s.at += cut - s.off
+	s.atByte += bc - s.off
 	if s.off == 0 {
 		s.buf = append([]byte{s.si.pad}, s.buf[bc:]...)
 	} else {

@@ -39,6 +39,7 @@ func streamed(t testing.TB, e *Engine, text []byte, sizes []int, want *Result) (
 	s := e.NewStream()
 	var out []byte
 	var final []Match
+	var repl []Replacement
 	at := 0
 	for _, k := range sizes {
 		s.Write(text[at : at+k])
@@ -46,7 +47,8 @@ func streamed(t testing.TB, e *Engine, text []byte, sizes []int, want *Result) (
 		was, wasFinal := len(out), len(final)
 		out = append(out, s.Ready()...)
 		final = append(final, s.Final()...)
-		if s.Held() > at || s.Held() < 0 {
+		repl = append(repl, s.Replacements()...)
+		if s.Released()+s.Held() != at || s.Held() < 0 {
 			t.Fatalf("held %d of %d bytes", s.Held(), at)
 		}
 		// Each release is exact when it is made (checked by its new part
@@ -63,8 +65,25 @@ func streamed(t testing.TB, e *Engine, text []byte, sizes []int, want *Result) (
 	res := s.Close()
 	out = append(out, res.Sanitized...)
 	final = append(final, s.Final()...)
+	repl = append(repl, s.Replacements()...)
 	if !matchesEqual(final, res.Matches) {
 		t.Fatalf("Final gave %v, Close %v", final, res.Matches)
+	}
+	if s.Released() != len(text) || s.Held() != 0 {
+		t.Fatalf("closed with %d of %d bytes released, %d held", s.Released(), len(text), s.Held())
+	}
+	// The replacements rebuild the sanitized copy from the text.
+	var rebuilt []byte
+	last := 0
+	for _, r := range repl {
+		if r.Start < last || r.End < r.Start || r.End > len(text) {
+			t.Fatalf("replacement %+v after byte %d", r, last)
+		}
+		rebuilt = append(append(rebuilt, text[last:r.Start]...), "[removed: "+r.Category+"]"...)
+		last = r.End
+	}
+	if rebuilt = append(rebuilt, text[last:]...); !bytes.Equal(rebuilt, out) {
+		t.Fatalf("the replacements give %q, the released bytes %q", rebuilt, out)
 	}
 	res.Sanitized = out
 	return res, s.CapReached()
