@@ -223,7 +223,7 @@ func TestStreamCap(t *testing.T) {
 }
 
 // TestStreamReleasesEarly: prose is released while it streams, held back
-// by no more than the rulebook's bounds (a few hundred bytes), and a match
+// by no more than a few words (under 100 bytes), and a match
 // is final before the text ends.
 func TestStreamReleasesEarly(t *testing.T) {
 	e := Default()
@@ -238,7 +238,7 @@ func TestStreamReleasesEarly(t *testing.T) {
 		final = append(final, s.Final()...)
 		maxHeld = max(maxHeld, s.Held())
 	}
-	if maxHeld > 400 {
+	if maxHeld > 100 {
 		t.Errorf("held up to %d bytes of prose", maxHeld)
 	}
 	if len(final) != 1 || final[0].Rule != "IO-1" {
