@@ -14,7 +14,9 @@ const DefaultStreamCap = 64 << 10
 
 // A Stream scans one text fed in chunks, with the result Scan gives for
 // the whole text: it reports each match once it is final and releases the
-// sanitized copy as soon as nothing still held back could change it.
+// sanitized copy as soon as nothing still held back could change it. A
+// Stream is for one goroutine at a time; streams of one Engine may run
+// concurrently.
 //
 // # Exactness
 //
@@ -245,8 +247,8 @@ func (s *Stream) SetCap(n int) {
 }
 
 // Write feeds the next bytes of the text. Chunks may split a UTF-8
-// sequence, an escape or a base64 run anywhere. After it, Final and Ready
-// give what became final.
+// sequence, an escape or a base64 run anywhere. After it, Final, Ready
+// and Replacements give what became final. Write after Close panics.
 func (s *Stream) Write(chunk []byte) {
 	if s.closed {
 		panic("engine: Write after Close")
