@@ -89,6 +89,9 @@ type Engine struct {
 	rb   *rulebook.Rulebook
 	c    *compiled
 	pool sync.Pool // *scanState
+
+	streamOnce sync.Once
+	stream     *streamInfo // NewStream's analysis of the rulebook
 }
 
 // New compiles a rulebook into an engine.

@@ -55,6 +55,12 @@ type scanState struct {
 	pct   pctView
 	m     *matcher
 	spans []span
+	// With keepCover, cover gets every match of the original, leetspeak
+	// and percent views before their filters, at original positions: a
+	// dropped match still used up its text, and the stream (stream.go)
+	// may only cut where none lies.
+	keepCover bool
+	cover     []span
 }
 
 // collect runs every view of t and appends the reported spans to st.spans.
@@ -83,7 +89,12 @@ func (e *Engine) collect(st *scanState) {
 	}
 	orig.keepTries = len(t.leet) > 0
 	c.findLiterals(&orig, st.m)
-	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) { emit(vOriginal, rule, s, end) })
+	c.matchView(orig, unitsOf, st.m, func(rule, s, end int) {
+		if st.keepCover {
+			st.cover = append(st.cover, span{rule: int32(rule), start: int32(s), end: int32(end)})
+		}
+		emit(vOriginal, rule, s, end)
+	})
 
 	if len(t.leet) > 0 {
 		st.m.keepCandidates(c)
@@ -111,6 +122,9 @@ func (e *Engine) collect(st *scanState) {
 			return dst
 		}
 		c.matchView(v, leetUnits, st.m, func(rule, s, end int) {
+			if st.keepCover {
+				st.cover = append(st.cover, span{rule: int32(rule), start: int32(s), end: int32(end)})
+			}
 			// The view reports only matches that hold a leetspeak character.
 			if k, _ := slices.BinarySearch(t.leet, int32(s)); k < len(t.leet) && int(t.leet[k]) < end {
 				emit(vLeet, rule, s, end)
@@ -132,6 +146,9 @@ func (e *Engine) collect(st *scanState) {
 		pv := view{src: enc2, held: &pctHeld}
 		c.findLiterals(&pv, st.m)
 		c.matchView(pv, pctUnits, st.m, func(rule, s, end int) {
+			if st.keepCover && end > s {
+				st.cover = append(st.cover, span{rule: int32(rule), start: p.from[s], end: p.to[end-1]})
+			}
 			if end > s && p.escBefore[end]-p.escBefore[s] > 0 {
 				emit(vPercent, rule, int(p.from[s]), int(p.to[end-1]))
 			}
