@@ -119,7 +119,7 @@ func TestScanServersFaultDatabaseDown(t *testing.T) {
 			for _, s := range c.srvs {
 				s.Stop()
 			}
-			rows, uncounted := c.checkFaultBooks(t, l)
+			rows, uncounted := c.checkFaultBooks(t, l, wentDown, back)
 			c.checkLogs(t)
 			t.Logf("database away %v; paid scans %v (sent while away: %v); pre-checks %v; slowest answer %v; "+
 				"both servers serving %v after it was back; requests sent after it was back: %v; "+
@@ -222,7 +222,7 @@ func TestScanServersFaultSIGKILL(t *testing.T) {
 	for _, s := range c.srvs[1:] {
 		s.Stop()
 	}
-	rows, _ := c.checkFaultBooks(t, l)
+	rows, _ := c.checkFaultBooks(t, l, time.Time{}, time.Time{})
 	c.checkLogs(t)
 	t.Logf("%d payments sent; %d left unanswered by the killed server, %d of them sent to the facilitator; "+
 		"survivors gave %d scans in the 2 s after the kill; all in flight reconciled %v after the kill; "+
