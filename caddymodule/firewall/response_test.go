@@ -148,7 +148,7 @@ func serveResp(t *testing.T, fx *fixture, a respAPI, status int, header map[stri
 	return rec, got
 }
 
-func respFixture(t *testing.T, mal, susp string) *fixture {
+func respFixture(t testing.TB, mal, susp string) *fixture {
 	return newFixture(t, &Firewall{ResponseOnMalicious: mal, ResponseOnSuspicious: susp})
 }
 
@@ -538,5 +538,22 @@ func TestResponseLogForwardsAtOnceAndLogs(t *testing.T) {
 	}
 	if strings.Contains(logs, "collect.example") || strings.Contains(logs, "ignore all") {
 		t.Fatalf("text logged: %s", logs)
+	}
+}
+
+// TestResponseCorpusEqualsScan: the chat corpus's assistant messages, streamed in
+// token-sized deltas through sanitize, arrive as Scan's sanitized copy of the whole text.
+func TestResponseCorpusEqualsScan(t *testing.T) {
+	fx := respFixture(t, ActionSanitize, ActionSanitize)
+	deltas := corpusDeltas(t)
+	a := respAPIs[0]
+	want := string(fx.fw.engine.ScanString(strings.Join(deltas, "")).Sanitized)
+	rec, _ := serveResp(t, fx, a, 200, map[string]string{"Content-Type": a.ctype}, a.events(deltas))
+	if got := deltaText(t, a, rec.Body.String()); got != want {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("differ at byte %d: got %q, want %q", i, got[i:min(len(got), i+80)], want[i:min(len(want), i+80)])
 	}
 }
