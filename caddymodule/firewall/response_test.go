@@ -358,13 +358,15 @@ func TestResponseBlockBeforeAnyByte(t *testing.T) {
 				} else {
 					rec, _ = serveResp(t, fx, a, 200, map[string]string{"Content-Type": "application/json"}, []string{a.whole(malText)})
 				}
-				status, body := llmresp.ErrorBody(llmresp.API(apiOf(a)), llmresp.Failure{Status: respStatus})
-				_ = body
+				status, shape := llmresp.ErrorBody(llmresp.API(apiOf(a)), llmresp.Failure{Status: respStatus, Code: CodeResponseBlocked})
 				if rec.Code != status || rec.Header().Get("X-Should-Retry") != "false" || rec.Header().Get("Content-Type") != "application/json" {
 					t.Fatalf("streamed %v: status %d headers %v", streamed, rec.Code, rec.Header())
 				}
-				if !json.Valid(rec.Body.Bytes()) || !strings.Contains(rec.Body.String(), CodeResponseBlocked) && a.name != "anthropic" && a.name != "gemini" && a.name != "ollama" {
-					t.Fatalf("body %s", rec.Body.String())
+				// The API's own error shape, with the firewall's message.
+				var got, want map[string]any
+				if json.Unmarshal(rec.Body.Bytes(), &got) != nil || json.Unmarshal(shape, &want) != nil || !sameKeys(got, want) ||
+					!strings.Contains(rec.Body.String(), "Response blocked by prompt firewall") {
+					t.Fatalf("body %s, want the shape of %s", rec.Body.String(), shape)
 				}
 				if strings.Contains(strings.ToLower(rec.Body.String()), "ignore all") {
 					t.Fatalf("text leaked: %s", rec.Body.String())
@@ -372,6 +374,26 @@ func TestResponseBlockBeforeAnyByte(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameKeys reports whether a and b have the same members, nested objects alike.
+func sameKeys(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok {
+			return false
+		}
+		if vm, ok := v.(map[string]any); ok {
+			wm, ok := w.(map[string]any)
+			if !ok || !sameKeys(vm, wm) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func apiOf(a respAPI) string {
