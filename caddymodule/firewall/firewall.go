@@ -244,7 +244,8 @@ type Firewall struct {
 	// (a few bytes in prose; a URL or base64 run until it ends). An error
 	// status passes unchanged; a compressed answer is decoded and sent on
 	// as identity (buffered whole first, bounded by max_body); one that
-	// cannot be framed or parsed is refused in the API's way. Default:
+	// cannot be framed or parsed, or whose text is over max_body, is
+	// refused in the API's way. Default:
 	// "off" in this release: turning it on changes what every existing
 	// deployment's clients receive.
 	ResponseOnMalicious string `json:"response_on_malicious,omitempty"`

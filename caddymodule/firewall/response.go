@@ -115,6 +115,7 @@ type respWriter struct {
 	queue   []*heldEvent
 	lastSeq int
 	found   []respMatch
+	text    int64 // bytes of text fed, bounded by max_body: the channels keep it all
 }
 
 type respChan struct {
@@ -316,6 +317,10 @@ func (rw *respWriter) event(ev *llmresp.Event) error {
 				rw.chans = map[string]*respChan{}
 			}
 			rw.chans[p.Channel] = ch
+		}
+		if rw.text += int64(len(p.Text)); rw.text > rw.f.MaxBody {
+			rw.refuse(fmt.Errorf("the answer's text is over max_body (%d bytes)", rw.f.MaxBody))
+			return errDone
 		}
 		start := len(ch.fed)
 		ch.fed = append(ch.fed, p.Text...)

@@ -632,3 +632,15 @@ func TestResponseGeminiArray(t *testing.T) {
 		t.Fatalf("last element %v", last)
 	}
 }
+
+// TestResponseTextBoundedByMaxBody: the text a response's channels keep is bounded; past
+// max_body the stream is refused, not kept growing.
+func TestResponseTextBoundedByMaxBody(t *testing.T) {
+	fx := newFixture(t, &Firewall{ResponseOnMalicious: ActionLog, ResponseOnSuspicious: ActionLog, MaxBody: 2048})
+	a := respAPIs[0]
+	rec, _ := serveResp(t, fx, a, 200, map[string]string{"Content-Type": a.ctype}, a.events(tokens(strings.Repeat("word ", 600), 20)))
+	body := rec.Body.String()
+	if !strings.HasSuffix(body, CodeResponseNotScanned+`"}}`+"\n\n") || strings.Contains(body, "[DONE]") {
+		t.Fatalf("body ends %q", body[max(0, len(body)-200):])
+	}
+}
