@@ -187,3 +187,16 @@ func (e *Event) rawOffset(d int, end bool) int {
 	}
 	return -1
 }
+
+// Clone returns a copy of e that stays valid after the emit call: a firewall that holds an
+// event back (until the text in it is final) keeps the copy, and its pieces' offsets, which
+// point into Data, hold for the copy too.
+func (e *Event) Clone() *Event {
+	c := *e
+	c.Raw = append([]byte(nil), e.Raw...)
+	if e.Data != nil {
+		c.Data = append([]byte{}, e.Data...)
+	}
+	c.segs = append([]seg(nil), e.segs...)
+	return &c
+}

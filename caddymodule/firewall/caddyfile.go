@@ -48,6 +48,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    category      <name> block|sanitize|log|off
 //	    websocket     refuse|pass|scan
 //	    max_upload    <size>
+//	    response_on_malicious  block|sanitize|log|off
+//	    response_on_suspicious block|sanitize|log|off
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
@@ -66,7 +68,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // each repeatable, set the action of one rule's or one category's matches
 // (off: no action, still reported); a rule's action overrides its
 // category's, which overrides on_malicious and on_suspicious, and a
-// request takes the strongest action of its matches.
+// request takes the strongest action of its matches. response_on_malicious
+// and response_on_suspicious (default off: the response is not touched)
+// scan the model's answers to LLM API requests and act on them; rule and
+// category apply to them too.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -167,6 +172,20 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s %s: given twice", what, name)
 			}
 			(*m)[name] = action
+		case "response_on_malicious", "response_on_suspicious":
+			name := d.Val()
+			var action string
+			if !d.AllArgs(&action) {
+				return d.ArgErr()
+			}
+			if _, ok := parseAction(action); !ok {
+				return d.Errf("%s: unknown action '%s' (want block, sanitize, log or off)", name, action)
+			}
+			if name == "response_on_malicious" {
+				f.ResponseOnMalicious = action
+			} else {
+				f.ResponseOnSuspicious = action
+			}
 		case "websocket":
 			if !d.AllArgs(&f.WebSocket) {
 				return d.ArgErr()
@@ -196,7 +215,8 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // subdirectives are the options UnmarshalCaddyfile takes, which an unknown
 // one is compared with (a test holds the two together).
 var subdirectives = []string{"rulebook", "on_malicious", "on_suspicious", "roles", "max_body", "safe_cache",
-	"unscannable_files", "token_ids", "rule", "category", "websocket", "max_upload"}
+	"unscannable_files", "token_ids", "rule", "category", "websocket", "max_upload",
+	"response_on_malicious", "response_on_suspicious"}
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Firewall)(nil)

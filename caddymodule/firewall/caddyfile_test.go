@@ -42,6 +42,8 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"rule unknown action", "prompt_firewall {\n rule EX-3 drop\n}", "rule EX-3: unknown action 'drop' (want block, sanitize, log or off)"},
 		{"unscannable_files unknown", "prompt_firewall {\n unscannable_files block\n}", "unscannable_files: unknown value 'block' (want pass or refuse)"},
 		{"token_ids missing", "prompt_firewall {\n token_ids\n}", "wrong argument count"},
+		{"response action unknown", "prompt_firewall {\n response_on_malicious drop\n}", "response_on_malicious: unknown action 'drop' (want block, sanitize, log or off)"},
+		{"response action missing", "prompt_firewall {\n response_on_suspicious\n}", "wrong argument count"},
 		{"category twice", "prompt_firewall {\n category obfuscation off\n category obfuscation log\n}", "category obfuscation: given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +67,8 @@ func TestValidate(t *testing.T) {
 		{"bad on_suspicious", Firewall{OnMalicious: "log", OnSuspicious: "Block"}, "on_suspicious"},
 		{"negative max_body", Firewall{OnMalicious: "log", OnSuspicious: "log", MaxBody: -1}, "max_body"},
 		{"unknown role", Firewall{OnMalicious: "log", OnSuspicious: "log", Roles: []string{"model"}}, "unknown role"},
+		{"bad response_on_malicious", Firewall{OnMalicious: "log", OnSuspicious: "log", ResponseOnMalicious: "drop"}, "response_on_malicious"},
+		{"bad response_on_suspicious", Firewall{OnMalicious: "log", OnSuspicious: "log", ResponseOnSuspicious: "Log"}, "response_on_suspicious"},
 		{"safe_cache below -1", Firewall{OnMalicious: "log", OnSuspicious: "log", SafeCache: -2}, "safe_cache"},
 		{"safe_cache too large", Firewall{OnMalicious: "log", OnSuspicious: "log", SafeCache: maxSafeCache + 1}, "safe_cache"},
 	} {

@@ -228,16 +228,45 @@ type Firewall struct {
 	// a prompt and is not counted. Default: "refuse".
 	TokenIDs string `json:"token_ids,omitempty"`
 
-	engine   *engine.Engine
-	policy   *policy
-	handle   *enginepool.Handle
-	rulesID  string
-	roles    []string // scanned besides RoleUnknown; nil with allRoles
-	allRoles bool
-	logger   *zap.Logger
-	metrics  *metrics
-	hosts    *hostLabels
-	cache    *safeCache // nil when off
+	// ResponseOnMalicious is the action for a model's answer in which a
+	// malicious match is found, for requests parsed as one of the LLM APIs
+	// (OpenAI Chat, Responses and completions, Anthropic, Gemini, Ollama;
+	// the generic JSON fallback and other bodies are not): "block" (a
+	// stream ends with the API's own error event and no [DONE]; an answer
+	// of which nothing was sent yet is replaced by the API's error with
+	// 502 and X-Should-Retry: false), "sanitize" (the matched spans are
+	// replaced in flight, each event kept valid; a match inside tool-call
+	// arguments blocks instead, as a rewritten argument would no longer be
+	// the JSON its tool reads), "log" (forwarded unchanged, logged) or
+	// "off" (responses are not touched: not even wrapped). Responses are
+	// the assistant's output: they are scanned whatever Roles says. Under
+	// block and sanitize each event waits until the text in it is final
+	// (a few bytes in prose; a URL or base64 run until it ends). An error
+	// status passes unchanged; a compressed answer is decoded and sent on
+	// as identity (buffered whole first, bounded by max_body); one that
+	// cannot be framed or parsed, or whose text is over max_body, is
+	// refused in the API's way. Default:
+	// "off" in this release: turning it on changes what every existing
+	// deployment's clients receive.
+	ResponseOnMalicious string `json:"response_on_malicious,omitempty"`
+
+	// ResponseOnSuspicious is the action for an answer whose worst match
+	// is suspicious; same values and default ("off") as
+	// ResponseOnMalicious. rule_actions and category_actions apply to
+	// response matches too.
+	ResponseOnSuspicious string `json:"response_on_suspicious,omitempty"`
+
+	engine     *engine.Engine
+	policy     *policy
+	respPolicy *policy // nil: responses are not scanned
+	handle     *enginepool.Handle
+	rulesID    string
+	roles      []string // scanned besides RoleUnknown; nil with allRoles
+	allRoles   bool
+	logger     *zap.Logger
+	metrics    *metrics
+	hosts      *hostLabels
+	cache      *safeCache // nil when off
 }
 
 // CaddyModule returns the Caddy module information.
@@ -272,6 +301,12 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	}
 	if f.MaxBody == 0 {
 		f.MaxBody = DefaultMaxBody
+	}
+	if f.ResponseOnMalicious == "" {
+		f.ResponseOnMalicious = ActionOff
+	}
+	if f.ResponseOnSuspicious == "" {
+		f.ResponseOnSuspicious = ActionOff
 	}
 	if f.SafeCache == 0 {
 		f.SafeCache = DefaultSafeCache
@@ -314,6 +349,10 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		h.Release()
 		return err
 	}
+	if f.respPolicy, err = f.responsePolicy(); err != nil {
+		h.Release()
+		return err
+	}
 
 	if f.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
@@ -332,6 +371,13 @@ func (f *Firewall) Validate() error {
 		case ActionBlock, ActionSanitize, ActionLog:
 		default:
 			return fmt.Errorf("%s: unknown action %q (want block, sanitize or log)", name, a)
+		}
+	}
+	for name, a := range map[string]string{"response_on_malicious": f.ResponseOnMalicious, "response_on_suspicious": f.ResponseOnSuspicious} {
+		switch a {
+		case "", ActionBlock, ActionSanitize, ActionLog, ActionOff:
+		default:
+			return fmt.Errorf("%s: unknown action %q (want block, sanitize, log or off)", name, a)
 		}
 	}
 	if f.MaxBody < 0 {
@@ -378,8 +424,8 @@ func (f *Firewall) scans(role string) bool {
 }
 
 // ServeHTTP scans the request body, then blocks it, rewrites it or passes
-// it on. The response is never touched: it streams from the upstream to
-// the client as it comes.
+// it on. The response is scanned only when a response action is on
+// (response.go); else it streams from the upstream to the client untouched.
 func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	// A client must not be able to forge the verdict the upstream sees.
 	scrubClientHeaders(r)
@@ -494,15 +540,26 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 			// The upstream gets the decoded, rewritten body as identity.
 			r.Header.Del("Content-Encoding")
 		}
-		return next.ServeHTTP(w, r)
+		return f.next(w, r, next, req.API)
 	}
 	// log, and pass for safe: the original bytes, still encoded if they
 	// were, from their pooled buffer.
 	ub := newUpstreamBody(raw)
 	owned = false
 	setBodyReader(r, ub, len(raw))
-	err = next.ServeHTTP(w, r)
+	err = f.next(w, r, next, req.API)
 	ub.release()
+	return err
+}
+
+// next calls the next handler, its response scanned when response actions are on.
+func (f *Firewall) next(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, api llmreq.API) error {
+	ww, rw := f.wrapResponse(w, r, api)
+	if rw == nil {
+		return next.ServeHTTP(w, r)
+	}
+	err := next.ServeHTTP(ww, r)
+	rw.finish()
 	return err
 }
 

@@ -1,0 +1,623 @@
+package firewall
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/llmreq"
+	"github.com/promptwall/promptwall/llmresp"
+	"github.com/promptwall/promptwall/rulebook"
+)
+
+// Codes of the errors a scanned response is answered with (OpenAI shape).
+const (
+	CodeResponseBlocked    = "response_blocked"
+	CodeResponseNotScanned = "response_not_scanned"
+)
+
+// respStatus is the status of a response blocked or refused before any byte of it was sent:
+// 502, since the request was fine and the upstream's answer was not. The SDKs retry a 5xx by
+// default; X-Should-Retry: false (which the openai and anthropic SDKs obey) stops them, as
+// the same prompt is likely to get the same answer.
+const respStatus = http.StatusBadGateway
+
+// responsePolicy is the policy of response matches: response_on_malicious and
+// response_on_suspicious by severity, and the rule and category actions above them, as for
+// requests. nil when both response actions are off and no rule or category could act: the
+// response is then not wrapped at all.
+func (f *Firewall) responsePolicy() (*policy, error) {
+	m, ok := parseAction(f.ResponseOnMalicious)
+	if !ok {
+		return nil, fmt.Errorf("response_on_malicious: unknown action %q (want block, sanitize, log or off)", f.ResponseOnMalicious)
+	}
+	s, ok := parseAction(f.ResponseOnSuspicious)
+	if !ok {
+		return nil, fmt.Errorf("response_on_suspicious: unknown action %q (want block, sanitize, log or off)", f.ResponseOnSuspicious)
+	}
+	if m == doNothing && s == doNothing {
+		return nil, nil
+	}
+	return &policy{malicious: m, suspicious: s, byRule: f.policy.byRule, byCategory: f.policy.byCategory}, nil
+}
+
+// holds reports whether a match can lead to sanitize or block: events must then wait until
+// the text in them is final.
+func (p *policy) holds() bool {
+	if p.malicious >= doSanitize || p.suspicious >= doSanitize {
+		return true
+	}
+	for _, a := range p.byRule {
+		if a >= doSanitize {
+			return true
+		}
+	}
+	for _, a := range p.byCategory {
+		if a >= doSanitize {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapResponse returns the writer that scans the response of a request parsed as api, or w
+// itself when responses are not scanned or the API has no known response.
+func (f *Firewall) wrapResponse(w http.ResponseWriter, r *http.Request, api llmreq.API) (http.ResponseWriter, *respWriter) {
+	if f.respPolicy == nil || api == llmreq.Generic {
+		return w, nil
+	}
+	a := llmresp.API(api)
+	if _, err := llmresp.Detect(a, "application/json"); err != nil {
+		return w, nil
+	}
+	rw := &respWriter{w: w, f: f, r: r, api: a, pol: f.respPolicy, hold: f.respPolicy.holds(), lastSeq: -1}
+	return rw, rw
+}
+
+// respWriter scans a response as it streams: it frames the body into events, feeds each
+// channel's text to its own engine.Stream, and forwards each event once the text in it is
+// final (at once under log), rewritten from the stream's replacements under sanitize.
+type respWriter struct {
+	w    http.ResponseWriter
+	f    *Firewall
+	r    *http.Request
+	api  llmresp.API
+	pol  *policy
+	hold bool
+
+	status  int
+	decided bool // the status is known
+	pass    bool // forwarded unchanged: an error or bodiless status
+	done    bool // answered (blocked or refused): the rest is dropped
+	sent    bool // the status line went to the client
+	started bool // a body byte went to the client
+
+	format  llmresp.Format
+	framer  llmresp.Framer
+	sawByte bool // the body's first non-space byte was seen
+	whole   bool // one JSON body: buffered, sent with a Content-Length
+	array   bool // Gemini's streamed JSON array
+	codings []string
+	comp    []byte // the compressed body, decoded at its end
+	out     bytes.Buffer
+
+	chans   map[string]*respChan
+	texts   llmresp.Channels
+	queue   []*heldEvent
+	lastSeq int
+	found   []respMatch
+	text    int64 // bytes of text fed, bounded by max_body: the channels keep it all
+}
+
+type respChan struct {
+	name   string
+	s      *engine.Stream
+	fed    []byte
+	closed bool
+	cu, cb int // UTF-16 units and bytes of fed behind the cursor
+	starts []markStart
+	repl   []respRepl
+}
+
+type markStart struct {
+	at  int
+	act action
+}
+
+type respRepl struct {
+	start, end int
+	text       string
+	act        action
+}
+
+type pieceRef struct {
+	ch         *respChan // nil for a whole piece
+	start, end int
+}
+
+type heldEvent struct {
+	ev     *llmresp.Event
+	pieces []llmresp.Piece
+	refs   []pieceRef
+}
+
+type respMatch struct {
+	channel string
+	m       engine.Match
+}
+
+func (rw *respWriter) Header() http.Header { return rw.w.Header() }
+
+// Unwrap lets http.ResponseController reach the connection (deadlines, hijacking).
+func (rw *respWriter) Unwrap() http.ResponseWriter { return rw.w }
+
+// Flush forwards the upstream's flushes of an unchanged response; a scanned one is flushed
+// after each event written.
+func (rw *respWriter) Flush() {
+	if rw.pass {
+		_ = http.NewResponseController(rw.w).Flush()
+	}
+}
+
+func (rw *respWriter) WriteHeader(code int) {
+	if rw.decided {
+		return
+	}
+	if code < 200 {
+		rw.w.WriteHeader(code) // informational: 103 Early Hints
+		return
+	}
+	rw.decided, rw.status = true, code
+	if code >= 400 || code == http.StatusNoContent || code == http.StatusNotModified {
+		rw.pass = true
+		rw.w.WriteHeader(code)
+		return
+	}
+	h := rw.w.Header()
+	codings, fe := contentCodings(h.Get("Content-Encoding"))
+	if fe != nil {
+		rw.refuse(fmt.Errorf("content encoding %q", h.Get("Content-Encoding")))
+		return
+	}
+	format, err := llmresp.Detect(rw.api, h.Get("Content-Type"))
+	if err != nil {
+		rw.refuse(err)
+		return
+	}
+	rw.codings, rw.format = codings, format
+	rw.whole = format == llmresp.FormatJSON
+	rw.framer = llmresp.NewFramer(rw.api, format, int(min(rw.f.MaxBody, 1<<30)))
+}
+
+func (rw *respWriter) Write(p []byte) (int, error) {
+	if !rw.decided {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if rw.pass {
+		return rw.w.Write(p)
+	}
+	if rw.done {
+		return len(p), nil // dropped: the client got its error
+	}
+	if len(rw.codings) > 0 {
+		if int64(len(rw.comp)+len(p)) > rw.f.MaxBody {
+			rw.refuse(llmresp.ErrEventTooLarge)
+			return len(p), nil
+		}
+		rw.comp = append(rw.comp, p...)
+		return len(p), nil
+	}
+	rw.feed(p)
+	return len(p), nil
+}
+
+// feed frames decoded body bytes.
+func (rw *respWriter) feed(p []byte) {
+	if !rw.sawByte && rw.whole {
+		if i := bytes.IndexFunc(p, func(r rune) bool { return r != ' ' && r != '\t' && r != '\r' && r != '\n' }); i >= 0 {
+			rw.sawByte = true
+			if rw.api == llmresp.Gemini && p[i] == '[' {
+				rw.whole, rw.array = false, true
+			}
+		}
+	}
+	if err := rw.framer.Feed(p, rw.event); err != nil && !rw.done {
+		rw.refuse(err)
+	}
+}
+
+// finish ends the body: the framer, every channel's stream and the held events.
+func (rw *respWriter) finish() {
+	if !rw.decided || rw.pass || rw.done {
+		return
+	}
+	if len(rw.codings) > 0 {
+		body := rw.comp
+		for i := len(rw.codings) - 1; i >= 0; i-- {
+			var err error
+			if body, err = decode(rw.codings[i], body, rw.f.MaxBody); err != nil {
+				rw.refuse(fmt.Errorf("content encoding %s: %v", rw.codings[i], err))
+				return
+			}
+		}
+		rw.codings, rw.comp = nil, nil
+		rw.w.Header().Del("Content-Encoding") // sent on as identity
+		rw.feed(body)
+		if rw.done {
+			return
+		}
+	}
+	if err := rw.framer.Close(rw.event); err != nil {
+		if !rw.done {
+			rw.refuse(err)
+		}
+		return
+	}
+	for _, ch := range rw.chans {
+		rw.closeChan(ch)
+		if rw.done {
+			return
+		}
+	}
+	rw.drain()
+	if rw.done {
+		return
+	}
+	if !rw.sent {
+		h := rw.w.Header()
+		h.Del("Content-Length")
+		if rw.whole {
+			h.Set("Content-Length", strconv.Itoa(rw.out.Len()))
+		}
+		rw.sendHeader()
+	}
+	if rw.out.Len() > 0 {
+		_, _ = rw.w.Write(rw.out.Bytes())
+	}
+	rw.logFound(rw.strongest().name())
+}
+
+// event takes one framed event.
+func (rw *respWriter) event(ev *llmresp.Event) error {
+	if rw.done {
+		return errDone
+	}
+	ps, info, err := llmresp.Pieces(rw.api, ev, nil)
+	if err != nil {
+		rw.refuse(err)
+		return errDone
+	}
+	if info.Seq >= 0 {
+		rw.lastSeq = info.Seq
+	}
+	he := &heldEvent{ev: ev, pieces: ps, refs: make([]pieceRef, len(ps))}
+	for i := range ps {
+		p := &ps[i]
+		ch := rw.chans[p.Channel]
+		if p.Whole {
+			// A whole text equal to all its channel's deltas ends the channel: nothing
+			// will add to it, so its held tail is final.
+			if ch != nil && !ch.closed && p.Text != "" && string(ch.fed) == p.Text {
+				rw.closeChan(ch)
+			}
+			continue
+		}
+		if ch == nil || ch.closed {
+			ch = &respChan{name: p.Channel, s: rw.f.engine.NewStream()}
+			if rw.chans == nil {
+				rw.chans = map[string]*respChan{}
+			}
+			rw.chans[p.Channel] = ch
+		}
+		if rw.text += int64(len(p.Text)); rw.text > rw.f.MaxBody {
+			rw.refuse(fmt.Errorf("the answer's text is over max_body (%d bytes)", rw.f.MaxBody))
+			return errDone
+		}
+		start := len(ch.fed)
+		ch.fed = append(ch.fed, p.Text...)
+		ch.s.Write([]byte(p.Text))
+		he.refs[i] = pieceRef{ch, start, len(ch.fed)}
+		rw.collect(ch)
+	}
+	if rw.done {
+		return errDone
+	}
+	rw.queue = append(rw.queue, he)
+	rw.drain()
+	if n := len(rw.queue); n > 0 && rw.queue[n-1] == he {
+		he.ev = ev.Clone() // held past this call
+	}
+	if rw.done {
+		return errDone
+	}
+	return nil
+}
+
+var errDone = errors.New("firewall: response answered")
+
+func (rw *respWriter) closeChan(ch *respChan) {
+	if ch.closed {
+		return
+	}
+	ch.closed = true
+	ch.s.Close()
+	rw.collect(ch)
+}
+
+// collect takes a channel's new final matches and groups, giving each group the strongest
+// action of the matches in it, and blocks on a match whose action is block.
+func (rw *respWriter) collect(ch *respChan) {
+	block := false
+	for _, m := range ch.s.Final() {
+		act := rw.pol.of(&m)
+		for ch.cu < m.Start && ch.cb < len(ch.fed) {
+			r, n := utf8.DecodeRune(ch.fed[ch.cb:])
+			ch.cb += n
+			ch.cu++
+			if r >= 0x10000 {
+				ch.cu++
+			}
+		}
+		ch.starts = append(ch.starts, markStart{ch.cb, act})
+		if act >= doLog {
+			rw.found = append(rw.found, respMatch{ch.name, m})
+		}
+		block = block || act == doBlock
+	}
+	for _, g := range ch.s.Replacements() {
+		act := doNothing
+		k := 0
+		for ; k < len(ch.starts) && ch.starts[k].at < g.End; k++ {
+			if ch.starts[k].at >= g.Start {
+				act = max(act, ch.starts[k].act)
+			}
+		}
+		ch.starts = ch.starts[k:]
+		if act >= doSanitize {
+			ch.repl = append(ch.repl, respRepl{g.Start, g.End, "[removed: " + g.Category + "]", act})
+		}
+	}
+	if block {
+		rw.block()
+	}
+}
+
+// drain forwards the held events whose text is final, in order.
+func (rw *respWriter) drain() {
+	for len(rw.queue) > 0 && !rw.done {
+		he := rw.queue[0]
+		if rw.hold {
+			for _, ref := range he.refs {
+				if ref.ch != nil && !ref.ch.closed && ref.ch.s.Released() < ref.end {
+					return
+				}
+			}
+		}
+		rw.queue = rw.queue[1:]
+		rw.forward(he)
+	}
+}
+
+// forward writes one event, its pieces rewritten where the policy sanitizes.
+func (rw *respWriter) forward(he *heldEvent) {
+	var edits []llmresp.Edit
+	for i := range he.pieces {
+		p := &he.pieces[i]
+		ref := he.refs[i]
+		var sent string
+		if ref.ch != nil {
+			var changed bool
+			sent, changed = rewritePiece(ref, p.Text)
+			if changed && (p.JSON || p.Kind == llmresp.KindToolArgs) {
+				rw.block() // a sanitized argument would no longer be the JSON its tool reads
+				return
+			}
+			rw.texts.Delta(p.Channel, p.Text, sent)
+		} else {
+			var ok bool
+			if sent, ok = rw.texts.Whole(p.Channel, p.Text); !ok {
+				if sent, ok = rw.scanWhole(p); !ok {
+					return
+				}
+			}
+		}
+		if sent != p.Text {
+			edits = append(edits, llmresp.Edit{Piece: p, Text: sent})
+		}
+	}
+	out, err := llmresp.Rewrite(he.ev, edits)
+	if err != nil {
+		rw.refuse(err)
+		return
+	}
+	rw.writeOut(out)
+}
+
+// scanWhole scans a whole text that is not its channel's deltas; ok is false when it blocked.
+func (rw *respWriter) scanWhole(p *llmresp.Piece) (string, bool) {
+	res := rw.f.engine.ScanString(p.Text)
+	if len(res.Matches) == 0 {
+		return p.Text, true
+	}
+	act := doNothing
+	for i := range res.Matches {
+		a := rw.pol.of(&res.Matches[i])
+		if a >= doLog {
+			rw.found = append(rw.found, respMatch{p.Channel, res.Matches[i]})
+		}
+		act = max(act, a)
+	}
+	if act == doBlock || act == doSanitize && (p.JSON || p.Kind == llmresp.KindToolArgs) {
+		rw.block()
+		return "", false
+	}
+	if act == doSanitize {
+		return rw.pol.sanitized(rw.f.engine, p.Text, &res), true
+	}
+	return p.Text, true
+}
+
+// rewritePiece applies the channel's groups to the piece [ref.start, ref.end) of its text: a
+// group that begins in the piece is replaced there, and the bytes of a group that began in an
+// earlier piece are removed.
+func rewritePiece(ref pieceRef, text string) (string, bool) {
+	var b []byte
+	pos := ref.start
+	for _, g := range ref.ch.repl {
+		if g.end <= ref.start || g.start >= ref.end {
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(text))
+		}
+		if g.start >= pos {
+			b = append(b, text[pos-ref.start:g.start-ref.start]...)
+			b = append(b, g.text...)
+		}
+		pos = max(pos, min(g.end, ref.end))
+	}
+	if b == nil {
+		return text, false
+	}
+	b = append(b, text[pos-ref.start:]...)
+	return string(b), true
+}
+
+func (rw *respWriter) sendHeader() {
+	if rw.sent {
+		return
+	}
+	rw.sent = true
+	rw.w.WriteHeader(rw.status)
+}
+
+// writeOut sends bytes of the response on: a streamed one at once, flushed; a whole JSON
+// body at its end, with its new Content-Length.
+func (rw *respWriter) writeOut(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if rw.whole {
+		rw.out.Write(b)
+		return
+	}
+	if !rw.sent {
+		rw.w.Header().Del("Content-Length")
+		rw.sendHeader()
+	}
+	rw.started = true
+	_, _ = rw.w.Write(b)
+	_ = http.NewResponseController(rw.w).Flush()
+}
+
+func (rw *respWriter) block() {
+	if rw.done {
+		return
+	}
+	rules, cats := rw.names()
+	msg := "Response blocked by prompt firewall: prompt injection detected in the model's answer (rules " +
+		strings.Join(rules, ", ") + "; categories " + strings.Join(cats, ", ") + ")"
+	rw.fail(CodeResponseBlocked, msg)
+	rw.logFound(ActionBlock)
+}
+
+// refuse answers a response that cannot be scanned: fail closed.
+func (rw *respWriter) refuse(err error) {
+	if rw.done {
+		return
+	}
+	if c := rw.f.logger.Check(zapcore.InfoLevel, "response refused"); c != nil {
+		c.Write(zap.String("phase", "response"), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
+	}
+	rw.fail(CodeResponseNotScanned, "Response refused by prompt firewall: it cannot be scanned ("+err.Error()+")")
+}
+
+// fail ends the response with the API's error: its error body when nothing was sent yet,
+// else its stream error event, and nothing after it.
+func (rw *respWriter) fail(code, msg string) {
+	rw.done = true
+	rw.queue = nil
+	f := llmresp.Failure{Status: respStatus, Code: code, Message: msg, Seq: rw.lastSeq + 1}
+	if !rw.started {
+		rw.out.Reset()
+		status, body := llmresp.ErrorBody(rw.api, f)
+		h := rw.w.Header()
+		h.Del("Content-Encoding")
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		h.Set("X-Should-Retry", "false")
+		rw.status, rw.sent = status, true
+		rw.w.WriteHeader(status)
+		_, _ = rw.w.Write(body)
+		return
+	}
+	format := rw.format
+	if rw.array {
+		format = llmresp.FormatJSONArray
+	}
+	_, _ = rw.w.Write(llmresp.StreamError(rw.api, format, f, true))
+	_ = http.NewResponseController(rw.w).Flush()
+}
+
+func (rw *respWriter) strongest() action {
+	a := doNothing
+	for i := range rw.found {
+		a = max(a, rw.pol.of(&rw.found[i].m))
+	}
+	return a
+}
+
+// names returns the rules and categories found, each once, in order.
+func (rw *respWriter) names() (rules, cats []string) {
+	for _, m := range rw.found {
+		if !slices.Contains(rules, m.m.Rule) {
+			rules = append(rules, m.m.Rule)
+		}
+		if !slices.Contains(cats, m.m.Category) {
+			cats = append(cats, m.m.Category)
+		}
+	}
+	return
+}
+
+// logFound writes the one log entry of a response with matches: never its text.
+func (rw *respWriter) logFound(action string) {
+	if len(rw.found) == 0 {
+		return
+	}
+	c := rw.f.logger.Check(zapcore.WarnLevel, "prompt injection detected")
+	if c == nil {
+		return
+	}
+	verdict := engine.Suspicious
+	spans := make([]string, len(rw.found))
+	for i, m := range rw.found {
+		if m.m.Severity == rulebook.Malicious {
+			verdict = engine.Malicious
+		}
+		spans[i] = m.channel + ":" + strconv.Itoa(m.m.Start) + "-" + strconv.Itoa(m.m.End) + ":" + m.m.Rule
+	}
+	rules, cats := rw.names()
+	c.Write(
+		zap.String("phase", "response"),
+		zap.String("host", rw.r.Host),
+		zap.String("uri_path", rw.r.URL.Path),
+		zap.String("verdict", string(verdict)),
+		zap.String("action", action),
+		zap.String("api", string(rw.api)),
+		zap.Strings("rules", rules),
+		zap.Strings("categories", cats),
+		zap.String("rulebook", rw.f.rulesID),
+		zap.Strings("spans", spans),
+	)
+	rw.found = nil // logged once
+}
