@@ -10,6 +10,7 @@ type Failure struct {
 	Status  int    // HTTP status of a non-streamed error (0: 400); Gemini's code in a stream too
 	Type    string // OpenAI and Anthropic error type (""; "invalid_request_error")
 	Code    string // OpenAI error code, e.g. "prompt_injection_detected"
+	Param   string // OpenAI error param, e.g. "messages[2].content" ("": null)
 	Message string
 	// Seq is the Responses sequence_number of the error event: one past the last event's.
 	Seq int
@@ -29,8 +30,8 @@ func (f Failure) typ() string {
 	return f.Type
 }
 
-// These are the shapes of caddymodule/firewall/respond.go (which imports Caddy), repeated here
-// so that the package stays pure.
+// The error shapes of the API families, for requests (the firewall's refusals and blocks) and
+// responses alike.
 type openAIError struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
@@ -58,6 +59,8 @@ func (f Failure) gemini() geminiError {
 	var e geminiError
 	e.Error.Code, e.Error.Message, e.Error.Status = f.status(), f.Message, "INVALID_ARGUMENT"
 	switch f.status() {
+	case http.StatusRequestEntityTooLarge:
+		e.Error.Status = "OUT_OF_RANGE"
 	case http.StatusForbidden:
 		e.Error.Status = "PERMISSION_DENIED"
 	case http.StatusInternalServerError:
@@ -76,7 +79,11 @@ func (f Failure) anthropic() anthropicError {
 }
 
 func (f Failure) openai() openAIError {
-	return openAIError{Message: f.Message, Type: f.typ(), Code: f.Code}
+	e := openAIError{Message: f.Message, Type: f.typ(), Code: f.Code}
+	if f.Param != "" {
+		e.Param = &f.Param
+	}
+	return e
 }
 
 func marshal(v any) []byte {
@@ -89,17 +96,41 @@ func marshal(v any) []byte {
 // {"type":"error","error":{type,message}}, Gemini's {"error":{code,message,status}}, Ollama's
 // {"error":"message"}. Its Content-Type is application/json; its status f.Status (400).
 func ErrorBody(api API, f Failure) (status int, body []byte) {
+	family := ""
 	switch api {
 	case AnthropicMessages, AnthropicComplete:
-		return f.status(), marshal(f.anthropic())
+		family = FamilyAnthropic
 	case Gemini:
-		return f.status(), marshal(f.gemini())
+		family = FamilyGemini
 	case OllamaChat, OllamaGenerate, OllamaEmbed:
-		return f.status(), marshal(struct {
+		family = FamilyOllama
+	}
+	return f.status(), FamilyErrorBody(family, f)
+}
+
+// API families, as llmreq names them (a test holds the names equal).
+const (
+	FamilyAnthropic = "anthropic"
+	FamilyGemini    = "gemini"
+	FamilyOllama    = "ollama"
+)
+
+// FamilyErrorBody is an error body in the shape of an API family (llmreq's family names;
+// any other family gets OpenAI's shape, which OpenAI-compatible clients parse). Ollama's
+// clients show its plain message, where an OpenAI-shaped object would read as
+// "[object Object]".
+func FamilyErrorBody(family string, f Failure) []byte {
+	switch family {
+	case FamilyAnthropic:
+		return marshal(f.anthropic())
+	case FamilyGemini:
+		return marshal(f.gemini())
+	case FamilyOllama:
+		return marshal(struct {
 			Error string `json:"error"`
 		}{f.Message})
 	}
-	return f.status(), marshal(struct {
+	return marshal(struct {
 		Error openAIError `json:"error"`
 	}{f.openai()})
 }

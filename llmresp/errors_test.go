@@ -29,6 +29,14 @@ func TestAPINamesAreLlmreqs(t *testing.T) {
 	}
 }
 
+// The family names are llmreq's, so the firewall passes its family as it is.
+func TestFamilyNamesAreLlmreqs(t *testing.T) {
+	if FamilyAnthropic != llmreq.FamilyAnthropic || FamilyGemini != llmreq.FamilyGemini || FamilyOllama != llmreq.FamilyOllama {
+		t.Errorf("families %q %q %q, llmreq's %q %q %q", FamilyAnthropic, FamilyGemini, FamilyOllama,
+			llmreq.FamilyAnthropic, llmreq.FamilyGemini, llmreq.FamilyOllama)
+	}
+}
+
 // Each stream error frames as one event of its stream's format, which Pieces reports as the
 // upstream's error, in the shape the official SDK tests (see StreamError).
 func TestStreamErrorShapes(t *testing.T) {

@@ -35,6 +35,17 @@ const (
 // TestMain keeps one reference to the embedded rulebook's engine for the
 // whole run, so each test's Provision shares it instead of compiling the
 // rulebook again (as a config reload does).
+// openAIError is the OpenAI error shape the firewall answers in
+// (llmresp.FamilyErrorBody), as the tests decode it.
+type openAIError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    string  `json:"code"`
+	} `json:"error"`
+}
+
 func TestMain(m *testing.M) {
 	h, err := enginepool.Load("")
 	if err != nil {

@@ -1,19 +1,12 @@
 package firewall
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/promptwall/promptwall/llmreq"
-)
-
-// API families, as llmreq names them.
-const (
-	familyAnthropic = llmreq.FamilyAnthropic
-	familyGemini    = llmreq.FamilyGemini
-	familyOllama    = llmreq.FamilyOllama
+	"github.com/promptwall/promptwall/llmresp"
 )
 
 // CodePromptInjection is the OpenAI-shape error code of a blocked request.
@@ -39,76 +32,17 @@ func writeBlock(w http.ResponseWriter, family string, o *outcome) {
 // writeFailure answers a request refused before scanning.
 func writeFailure(w http.ResponseWriter, family string, fe *failure) {
 	typ := "invalid_request_error"
-	if fe.status == http.StatusRequestEntityTooLarge && family == familyAnthropic {
+	if fe.status == http.StatusRequestEntityTooLarge && family == llmreq.FamilyAnthropic {
 		// The type Anthropic's own API uses for 413.
 		typ = "request_too_large"
 	}
 	writeError(w, family, fe.status, typ, fe.code, "", fe.message)
 }
 
-type openAIError struct {
-	Error struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    string  `json:"code"`
-	} `json:"error"`
-}
-
-type anthropicError struct {
-	Type  string `json:"type"`
-	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// ollamaError is the shape Ollama's own API answers errors in; its
-// clients show the message, where an OpenAI-shaped object would read as
-// "[object Object]".
-type ollamaError struct {
-	Error string `json:"error"`
-}
-
-type geminiError struct {
-	Error struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Status  string `json:"status"`
-	} `json:"error"`
-}
-
 // writeError writes one JSON error. OpenAI's shape serves the openai and
 // generic families: it is what OpenAI-compatible clients parse.
 func writeError(w http.ResponseWriter, family string, status int, typ, code, param, msg string) {
-	var v any
-	switch family {
-	case familyAnthropic:
-		var e anthropicError
-		e.Type = "error"
-		e.Error.Type, e.Error.Message = typ, msg
-		v = e
-	case familyOllama:
-		v = ollamaError{Error: msg}
-	case familyGemini:
-		var e geminiError
-		e.Error.Code, e.Error.Message, e.Error.Status = status, msg, "INVALID_ARGUMENT"
-		switch status {
-		case http.StatusRequestEntityTooLarge:
-			e.Error.Status = "OUT_OF_RANGE"
-		case http.StatusForbidden:
-			e.Error.Status = "PERMISSION_DENIED"
-		}
-		v = e
-	default:
-		var e openAIError
-		e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
-		if param != "" {
-			e.Error.Param = &param
-		}
-		v = e
-	}
-	body, _ := json.Marshal(v)
+	body := llmresp.FamilyErrorBody(family, llmresp.Failure{Status: status, Type: typ, Code: code, Param: param, Message: msg})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
