@@ -9,7 +9,9 @@
 //            arrives; the fake upstream holds the rest of the stream until then
 //
 // Prints one JSON line: {sent: [request bodies as the SDK sent them],
-// result | error, chunks: [{text, ms}], acked}.
+// result | error, chunks: [{text, ms}], acked, and for *_stream the events
+// that end a stream: finish (OpenAI finish_reason), usage, stopped
+// (Anthropic message_stop)}.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 
@@ -47,6 +49,8 @@ try {
       for await (const ev of stream) {
         const d = ev.choices[0]?.delta?.content;
         if (d) await onChunk(d);
+        if (ev.choices[0]?.finish_reason) out.finish = ev.choices[0].finish_reason;
+        if (ev.usage) out.usage = ev.usage;
       }
       out.result = { content: out.chunks.map((c) => c.text).join('') };
     } else if (CALL === 'responses') {
@@ -64,6 +68,8 @@ try {
       const stream = await client.messages.create({ ...params, stream: true });
       for await (const ev of stream) {
         if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') await onChunk(ev.delta.text);
+        if (ev.type === 'message_delta') out.usage = ev.usage;
+        if (ev.type === 'message_stop') out.stopped = true;
       }
       out.result = { content: out.chunks.map((c) => c.text).join('') };
     } else {
