@@ -12,16 +12,18 @@
 //   TOOL_SHAPE  text (the default) | object: execute returns the text
 //               itself, or an object holding it, which the providers send
 //               as JSON
+//   STREAM      if set, streamText instead: its fullStream's text deltas
+//               are the chunks, its error part the error
 //
 // Prints one JSON line: {sent: [request bodies as the SDK sent them],
-// result | error}.
-import { generateText, tool, stepCountIs, APICallError } from 'ai';
+// result | error, and for STREAM chunks: [{text}], finish}.
+import { generateText, streamText, tool, stepCountIs, APICallError } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { z } from 'zod';
 
-const { PROVIDER, BASE_URL, MODEL, PROMPT, TOOL_RESULT, TOOL_SHAPE } = process.env;
+const { PROVIDER, BASE_URL, MODEL, PROMPT, TOOL_RESULT, TOOL_SHAPE, STREAM } = process.env;
 const sent = [];
 
 // Record exactly what the SDK hands to fetch.
@@ -45,6 +47,19 @@ function model() {
   }
 }
 
+// The SDK's own error: what an application would catch.
+const describe = (err) => ({
+  class: err.constructor.name,
+  isAPICallError: APICallError.isInstance(err),
+  status: err.statusCode ?? null,
+  isRetryable: err.isRetryable ?? null,
+  message: String(err.message),
+});
+
+// Warnings (an unknown model's defaults) would go to stdout, before the
+// one JSON line.
+globalThis.AI_SDK_LOG_WARNINGS = false;
+
 const out = { sent };
 try {
   const opts = { model: model(), system: 'Answer briefly.', prompt: PROMPT };
@@ -58,16 +73,19 @@ try {
     };
     opts.stopWhen = stepCountIs(2);
   }
-  const r = await generateText(opts);
-  out.result = { text: r.text, steps: r.steps.length };
+  if (STREAM) {
+    out.chunks = [];
+    for await (const part of streamText(opts).fullStream) {
+      if (part.type === 'text-delta') out.chunks.push({ text: part.text });
+      else if (part.type === 'error') out.error = describe(part.error);
+      else if (part.type === 'finish') out.finish = part.finishReason;
+    }
+    if (!out.error) out.result = { text: out.chunks.map((c) => c.text).join('') };
+  } else {
+    const r = await generateText(opts);
+    out.result = { text: r.text, steps: r.steps.length };
+  }
 } catch (err) {
-  // The SDK's own error: what an application would catch.
-  out.error = {
-    class: err.constructor.name,
-    isAPICallError: APICallError.isInstance(err),
-    status: err.statusCode ?? null,
-    isRetryable: err.isRetryable ?? null,
-    message: String(err.message),
-  };
+  out.error = describe(err);
 }
 console.log(JSON.stringify(out));
