@@ -349,10 +349,7 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		h.Release()
 		return err
 	}
-	if f.respPolicy, err = f.responsePolicy(); err != nil {
-		h.Release()
-		return err
-	}
+	f.respPolicy = f.responsePolicy()
 
 	if f.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err

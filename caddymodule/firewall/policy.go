@@ -44,6 +44,7 @@ func parseAction(s string) (action, bool) {
 type policy struct {
 	malicious, suspicious action
 	byRule, byCategory    map[string]action
+	hold                  bool // of a response policy: holds(), computed once
 }
 
 // newPolicy checks the per-rule and per-category actions against the

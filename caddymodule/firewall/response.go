@@ -33,21 +33,17 @@ const respStatus = http.StatusBadGateway
 
 // responsePolicy is the policy of response matches: response_on_malicious and
 // response_on_suspicious by severity, and the rule and category actions above them, as for
-// requests. nil when both response actions are off and no rule or category could act: the
-// response is then not wrapped at all.
-func (f *Firewall) responsePolicy() (*policy, error) {
-	m, ok := parseAction(f.ResponseOnMalicious)
-	if !ok {
-		return nil, fmt.Errorf("response_on_malicious: unknown action %q (want block, sanitize, log or off)", f.ResponseOnMalicious)
-	}
-	s, ok := parseAction(f.ResponseOnSuspicious)
-	if !ok {
-		return nil, fmt.Errorf("response_on_suspicious: unknown action %q (want block, sanitize, log or off)", f.ResponseOnSuspicious)
-	}
+// requests. nil when both response actions are off: the response is then not wrapped at all.
+// Validate refuses any other value, so an unknown one never serves.
+func (f *Firewall) responsePolicy() *policy {
+	m, _ := parseAction(f.ResponseOnMalicious)
+	s, _ := parseAction(f.ResponseOnSuspicious)
 	if m == doNothing && s == doNothing {
-		return nil, nil
+		return nil
 	}
-	return &policy{malicious: m, suspicious: s, byRule: f.policy.byRule, byCategory: f.policy.byCategory}, nil
+	p := &policy{malicious: m, suspicious: s, byRule: f.policy.byRule, byCategory: f.policy.byCategory}
+	p.hold = p.holds()
+	return p
 }
 
 // holds reports whether a match can lead to sanitize or block: events must then wait until
@@ -79,7 +75,7 @@ func (f *Firewall) wrapResponse(w http.ResponseWriter, r *http.Request, api llmr
 	if _, err := llmresp.Detect(a, "application/json"); err != nil {
 		return w, nil
 	}
-	rw := &respWriter{w: w, f: f, r: r, api: a, pol: f.respPolicy, hold: f.respPolicy.holds(), lastSeq: -1}
+	rw := &respWriter{w: w, f: f, r: r, api: a, pol: f.respPolicy, hold: f.respPolicy.hold, lastSeq: -1}
 	return rw, rw
 }
 
