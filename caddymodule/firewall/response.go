@@ -73,7 +73,7 @@ func (f *Firewall) wrapResponse(w http.ResponseWriter, r *http.Request, api llmr
 	if _, err := llmresp.Detect(a, "application/json"); err != nil {
 		return w, nil
 	}
-	rw := &respWriter{w: w, f: f, r: r, api: a, pol: f.respPolicy, hold: f.respPolicy.hold, lastSeq: -1}
+	rw := &respWriter{w: w, f: f, r: r, api: a, pol: f.respPolicy, lastSeq: -1}
 	return rw, rw
 }
 
@@ -81,12 +81,11 @@ func (f *Firewall) wrapResponse(w http.ResponseWriter, r *http.Request, api llmr
 // channel's text to its own engine.Stream, and forwards each event once the text in it is
 // final (at once under log), rewritten from the stream's replacements under sanitize.
 type respWriter struct {
-	w    http.ResponseWriter
-	f    *Firewall
-	r    *http.Request
-	api  llmresp.API
-	pol  *policy
-	hold bool
+	w   http.ResponseWriter
+	f   *Firewall
+	r   *http.Request
+	api llmresp.API
+	pol *policy
 
 	status  int
 	decided bool // the status is known

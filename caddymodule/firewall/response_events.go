@@ -121,7 +121,7 @@ func (rw *respWriter) collect(ch *respChan) {
 func (rw *respWriter) drain() {
 	for len(rw.queue) > 0 && !rw.done {
 		he := rw.queue[0]
-		if rw.hold {
+		if rw.pol.hold {
 			for _, ref := range he.refs {
 				if ref.ch != nil && !ref.ch.closed && ref.ch.s.Released() < ref.end {
 					return
