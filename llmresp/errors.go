@@ -12,7 +12,8 @@ type Failure struct {
 	Code    string // OpenAI error code, e.g. "prompt_injection_detected"
 	Param   string // OpenAI error param, e.g. "messages[2].content" ("": null)
 	Message string
-	// Seq is the Responses sequence_number of the error event: one past the last event's.
+	// Seq is the Responses sequence_number of the error event: one past that of the last event
+	// the client got.
 	Seq int
 }
 

@@ -106,7 +106,7 @@ type respWriter struct {
 	chans   map[string]*respChan
 	texts   llmresp.Channels
 	queue   []*heldEvent
-	lastSeq int
+	lastSeq int // the sequence_number of the last event forwarded
 	found   []respMatch
 	text    int64 // bytes of text fed, bounded by max_body: the channels keep it all
 }
@@ -141,6 +141,7 @@ type heldEvent struct {
 	ev     *llmresp.Event
 	pieces []llmresp.Piece
 	refs   []pieceRef
+	seq    int // Responses' sequence_number, -1 without one
 }
 
 type respMatch struct {

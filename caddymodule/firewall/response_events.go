@@ -22,10 +22,7 @@ func (rw *respWriter) event(ev *llmresp.Event) error {
 		rw.refuse(err)
 		return errDone
 	}
-	if info.Seq >= 0 {
-		rw.lastSeq = info.Seq
-	}
-	he := &heldEvent{ev: ev, pieces: ps, refs: make([]pieceRef, len(ps))}
+	he := &heldEvent{ev: ev, pieces: ps, refs: make([]pieceRef, len(ps)), seq: info.Seq}
 	for i := range ps {
 		p := &ps[i]
 		ch := rw.chans[p.Channel]
@@ -166,6 +163,11 @@ func (rw *respWriter) forward(he *heldEvent) {
 		return
 	}
 	rw.writeOut(out)
+	if he.seq >= 0 {
+		// An error event follows the last event the client got: held events
+		// dropped by a block leave no gap in the numbers.
+		rw.lastSeq = he.seq
+	}
 }
 
 // scanWhole scans a whole text that is not its channel's deltas; ok is false when it blocked.

@@ -436,6 +436,16 @@ func TestResponseBlockMidStream(t *testing.T) {
 			if last := ds[len(ds)-1]; !strings.Contains(last, `"error"`) {
 				t.Fatalf("last event %q", last)
 			}
+			// Responses: the error event's sequence_number follows the last one the
+			// client got, not that of an event held and dropped.
+			for i, d := range ds {
+				var ev struct {
+					Seq *int `json:"sequence_number"`
+				}
+				if json.Unmarshal([]byte(d), &ev); ev.Seq != nil && *ev.Seq != i {
+					t.Fatalf("event %d has sequence_number %d: %q", i, *ev.Seq, d)
+				}
+			}
 			if !strings.HasPrefix(deltaText(t, a, body), "Sure! Here is") {
 				t.Fatalf("the benign start did not stream: %q", deltaText(t, a, body))
 			}
