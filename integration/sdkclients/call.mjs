@@ -2,7 +2,9 @@
 //
 // Environment:
 //   SDK      openai | anthropic
-//   CALL     chat | chat_stream | responses (openai); messages | messages_stream (anthropic)
+//   CALL     chat | chat_stream | responses | responses_stream (create with
+//            stream: true) | responses_helper (client.responses.stream) (openai);
+//            messages | messages_stream (anthropic)
 //   BASE_URL the server's origin, e.g. http://127.0.0.1:8080
 //   PARAMS   the request parameters as JSON (model, messages, input, ...)
 //   ACK_URL  for *_stream: URL to POST to as soon as the first text chunk
@@ -11,7 +13,9 @@
 // Prints one JSON line: {sent: [request bodies as the SDK sent them],
 // result | error, chunks: [{text, ms}], acked, and for *_stream the events
 // that end a stream: finish (OpenAI finish_reason), usage, stopped
-// (Anthropic message_stop)}.
+// (Anthropic message_stop, Responses response.completed), and for the Responses
+// calls args (the function calls' arguments as the SDK assembled them) and
+// seqs (the events' sequence_number)}.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 
@@ -38,6 +42,18 @@ async function onChunk(text) {
   }
 }
 
+// The text of a Responses response's messages (a streamed one has no
+// output_text member; the SDK adds it to what create returns).
+function outputText(r) {
+  return r.output.filter((o) => o.type === 'message')
+    .flatMap((o) => o.content).filter((c) => c.type === 'output_text').map((c) => c.text).join('');
+}
+
+function responsesEnd(r) {
+  out.usage = r.usage;
+  out.args = r.output.filter((o) => o.type === 'function_call').map((o) => o.arguments).join('');
+}
+
 try {
   if (SDK === 'openai') {
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${BASE_URL}/v1`, fetch: recordingFetch });
@@ -56,6 +72,28 @@ try {
     } else if (CALL === 'responses') {
       const r = await client.responses.create(params);
       out.result = { content: r.output_text };
+      responsesEnd(r);
+    } else if (CALL === 'responses_stream' || CALL === 'responses_helper') {
+      const stream = CALL === 'responses_stream'
+        ? await client.responses.create({ ...params, stream: true })
+        : client.responses.stream(params);
+      out.seqs = [];
+      out.deltaArgs = '';
+      for await (const ev of stream) {
+        out.seqs.push(ev.sequence_number);
+        if (ev.type === 'response.output_text.delta') await onChunk(ev.delta);
+        if (ev.type === 'response.function_call_arguments.delta') out.deltaArgs += ev.delta;
+        if (ev.type === 'response.completed') {
+          out.stopped = true;
+          out.result = { content: ev.response.output_text ?? outputText(ev.response) };
+          responsesEnd(ev.response);
+        }
+      }
+      if (CALL === 'responses_helper') {
+        // The helper's own accumulation of the events.
+        const r = await stream.finalResponse();
+        out.result = { content: r.output_text };
+      }
     } else {
       throw new Error(`unknown CALL ${CALL}`);
     }

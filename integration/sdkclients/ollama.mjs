@@ -2,15 +2,20 @@
 // end-to-end tests; call.mjs does the same for OpenAI's and Anthropic's.
 //
 // Environment:
-//   CALL     chat | generate
+//   CALL     chat | generate | chat_stream | generate_stream
 //   BASE_URL the server's origin, e.g. http://127.0.0.1:8080
 //   PARAMS   the request parameters as JSON (model, messages, prompt, ...)
+//   ACK_URL  for *_stream: URL to POST to as soon as the first text chunk
+//            arrives; the fake upstream holds the rest of the stream until then
 //
 // Prints one JSON line: {sent: [request bodies as the client sent them],
-// result | error}.
+// result | error, chunks: [{text, ms}], acked, args (the tool calls'
+// arguments as JSON), and the end of the answer: finish (done_reason),
+// usage ({prompt_eval_count, eval_count}), stopped (done: true)}.
 import { Ollama } from 'ollama';
 
-const { CALL, BASE_URL, PARAMS } = process.env;
+const { CALL, BASE_URL, PARAMS, ACK_URL } = process.env;
+const t0 = Date.now();
 const params = JSON.parse(PARAMS || '{}');
 const sent = [];
 
@@ -20,15 +25,47 @@ const recordingFetch = async (url, init) => {
   return fetch(url, init);
 };
 
-const out = { sent };
+const out = { sent, chunks: [], acked: false };
+const args = [];
+
+async function onChunk(text) {
+  out.chunks.push({ text, ms: Date.now() - t0 });
+  if (out.chunks.length === 1 && ACK_URL) {
+    // Tell the upstream the first chunk is here; it sends the rest only then.
+    const r = await fetch(ACK_URL, { method: 'POST' });
+    out.acked = r.ok;
+  }
+}
+
+// What an application reads of an answer or chunk besides its text.
+function take(r) {
+  for (const tc of r.message?.tool_calls ?? []) args.push(JSON.stringify(tc.function.arguments));
+  if (r.done) {
+    out.stopped = true;
+    out.finish = r.done_reason;
+    out.usage = { prompt_eval_count: r.prompt_eval_count, eval_count: r.eval_count };
+  }
+}
+
 try {
   const client = new Ollama({ host: BASE_URL, fetch: recordingFetch });
   if (CALL === 'chat') {
     const r = await client.chat({ ...params, stream: false });
+    take(r);
     out.result = { content: r.message?.content ?? null };
   } else if (CALL === 'generate') {
     const r = await client.generate({ ...params, stream: false });
+    take(r);
     out.result = { content: r.response ?? null };
+  } else if (CALL === 'chat_stream' || CALL === 'generate_stream') {
+    const chat = CALL === 'chat_stream';
+    const stream = chat ? await client.chat({ ...params, stream: true }) : await client.generate({ ...params, stream: true });
+    for await (const r of stream) {
+      const text = chat ? r.message?.content : r.response;
+      if (text) await onChunk(text);
+      take(r);
+    }
+    out.result = { content: out.chunks.map((c) => c.text).join('') };
   } else {
     throw new Error(`unknown CALL ${CALL}`);
   }
@@ -40,4 +77,5 @@ try {
     message: String(err.message),
   };
 }
+out.args = args.join('');
 console.log(JSON.stringify(out));
