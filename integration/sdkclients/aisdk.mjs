@@ -22,15 +22,10 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { z } from 'zod';
+import { report } from './report.mjs';
 
 const { PROVIDER, BASE_URL, MODEL, PROMPT, TOOL_RESULT, TOOL_SHAPE, STREAM } = process.env;
-const sent = [];
-
-// Record exactly what the SDK hands to fetch.
-const recordingFetch = async (url, init) => {
-  sent.push(typeof init?.body === 'string' ? init.body : null);
-  return fetch(url, init);
-};
+const { out, recordingFetch, onChunk } = report();
 
 function model() {
   switch (PROVIDER) {
@@ -60,7 +55,6 @@ const describe = (err) => ({
 // one JSON line.
 globalThis.AI_SDK_LOG_WARNINGS = false;
 
-const out = { sent };
 try {
   const opts = { model: model(), system: 'Answer briefly.', prompt: PROMPT };
   if (TOOL_RESULT) {
@@ -74,9 +68,8 @@ try {
     opts.stopWhen = stepCountIs(2);
   }
   if (STREAM) {
-    out.chunks = [];
     for await (const part of streamText(opts).fullStream) {
-      if (part.type === 'text-delta') out.chunks.push({ text: part.text });
+      if (part.type === 'text-delta') await onChunk(part.text);
       else if (part.type === 'error') out.error = describe(part.error);
       else if (part.type === 'finish') out.finish = part.finishReason;
     }

@@ -18,29 +18,11 @@
 // seqs (the events' sequence_number)}.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { report } from './report.mjs';
 
 const { SDK, CALL, BASE_URL, PARAMS, ACK_URL } = process.env;
 const params = JSON.parse(PARAMS || '{}');
-const sent = [];
-const t0 = Date.now();
-
-// Record exactly what the SDK hands to fetch, so the test can compare it
-// with what the upstream received.
-const recordingFetch = async (url, init) => {
-  sent.push(typeof init?.body === 'string' ? init.body : null);
-  return fetch(url, init);
-};
-
-const out = { sent, chunks: [], acked: false };
-
-async function onChunk(text) {
-  out.chunks.push({ text, ms: Date.now() - t0 });
-  if (out.chunks.length === 1 && ACK_URL) {
-    // Tell the upstream the first chunk is here; it sends the rest only then.
-    const r = await fetch(ACK_URL, { method: 'POST' });
-    out.acked = r.ok;
-  }
-}
+const { out, recordingFetch, onChunk } = report(ACK_URL);
 
 // The text of a Responses response's messages (a streamed one has no
 // output_text member; the SDK adds it to what create returns).

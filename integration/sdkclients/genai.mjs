@@ -16,17 +16,11 @@
 // last finishReason), usage (the last usageMetadata), args (the function
 // calls' args as JSON), stopped (a chunk with a finishReason came)}.
 import { GoogleGenAI, ApiError } from '@google/genai';
+import { report } from './report.mjs';
 
 const { CALL, BASE_URL, PARAMS, TOOL_RESULT, ACK_URL } = process.env;
-const t0 = Date.now();
 const params = JSON.parse(PARAMS || '{}');
-const sent = [];
-
-// Record exactly what the client hands to fetch.
-const recordingFetch = async (url, init) => {
-  sent.push(typeof init?.body === 'string' ? init.body : null);
-  return fetch(url, init);
-};
+const { out, recordingFetch, onChunk } = report(ACK_URL);
 
 // A CallableTool is what the SDK runs itself in its automatic function
 // calling loop; an MCP client reaches it the same way (mcpToTool).
@@ -42,17 +36,6 @@ const weather = {
     functionResponse: { id: c.id, name: c.name, response: { output: TOOL_RESULT } },
   })),
 };
-
-const out = { sent, chunks: [], acked: false };
-
-async function onChunk(text) {
-  out.chunks.push({ text, ms: Date.now() - t0 });
-  if (out.chunks.length === 1 && ACK_URL) {
-    // Tell the upstream the first chunk is here; it sends the rest only then.
-    const r = await fetch(ACK_URL, { method: 'POST' });
-    out.acked = r.ok;
-  }
-}
 
 // What an application reads of a response: its text, function calls, end.
 function take(r, calls) {

@@ -13,29 +13,12 @@
 // arguments as JSON), and the end of the answer: finish (done_reason),
 // usage ({prompt_eval_count, eval_count}), stopped (done: true)}.
 import { Ollama } from 'ollama';
+import { report } from './report.mjs';
 
 const { CALL, BASE_URL, PARAMS, ACK_URL } = process.env;
-const t0 = Date.now();
 const params = JSON.parse(PARAMS || '{}');
-const sent = [];
-
-// Record exactly what the client hands to fetch.
-const recordingFetch = async (url, init) => {
-  sent.push(typeof init?.body === 'string' ? init.body : null);
-  return fetch(url, init);
-};
-
-const out = { sent, chunks: [], acked: false };
+const { out, recordingFetch, onChunk } = report(ACK_URL);
 const args = [];
-
-async function onChunk(text) {
-  out.chunks.push({ text, ms: Date.now() - t0 });
-  if (out.chunks.length === 1 && ACK_URL) {
-    // Tell the upstream the first chunk is here; it sends the rest only then.
-    const r = await fetch(ACK_URL, { method: 'POST' });
-    out.acked = r.ok;
-  }
-}
 
 // What an application reads of an answer or chunk besides its text.
 function take(r) {
