@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -66,14 +65,8 @@ var resp2APIs = []resp2API{
 func (s *respSDK) run2(t *testing.T, a resp2API, env []string, base, ackURL string) resp2Result {
 	t.Helper()
 	env = append([]string{"BASE_URL=" + base, "PARAMS=" + string(mustJSON(t, a.params)), "ACK_URL=" + ackURL}, env...)
-	out, err := node(t, s.sdkDir, env, a.script)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r resp2Result
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%s printed %q: %v", a.script, out, err)
-	}
+	nodeJSON(t, s.sdkDir, a.script, env, &r)
 	return r
 }
 

@@ -220,14 +220,8 @@ var respClients = []respClient{
 func (s *respSDK) run(t *testing.T, c respClient, base, ackURL string) respSDKResult {
 	t.Helper()
 	env := []string{"SDK=" + c.sdk, "CALL=" + c.call, "BASE_URL=" + base, "PARAMS=" + string(mustJSON(t, c.params)), "ACK_URL=" + ackURL}
-	out, err := node(t, s.sdkDir, env, "call.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r respSDKResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("call.mjs printed %q: %v", out, err)
-	}
+	nodeJSON(t, s.sdkDir, "call.mjs", env, &r)
 	return r
 }
 
@@ -407,14 +401,8 @@ func TestResponseFirewallSDKE2E(t *testing.T) {
 		run := func(t *testing.T) aiStreamResult {
 			t.Helper()
 			env := []string{"PROVIDER=" + p.provider, "BASE_URL=" + s.act, "MODEL=m", "PROMPT=Draw me a chart of my data.", "STREAM=1"}
-			out, err := node(t, s.sdkDir, env, "aisdk.mjs")
-			if err != nil {
-				t.Fatal(err)
-			}
 			var r aiStreamResult
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("aisdk.mjs printed %q: %v", out, err)
-			}
+			nodeJSON(t, s.sdkDir, "aisdk.mjs", env, &r)
 			return r
 		}
 		t.Run("AISDK/"+p.provider+"/SanitizedLinkArrivesSanitized", func(t *testing.T) {

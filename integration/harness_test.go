@@ -6,6 +6,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -207,6 +208,18 @@ func npmInstall(t testing.TB, dir string) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+}
+
+// nodeJSON runs a script as node does and decodes the one JSON line it prints into v.
+func nodeJSON(t testing.TB, dir, script string, env []string, v any) {
+	t.Helper()
+	out, err := node(t, dir, env, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("%s printed %q: %v", script, out, err)
 	}
 }
 

@@ -51,13 +51,7 @@ http://%s {
 // run runs one driver script with env and decodes the line it prints.
 func (s *sdkLoopSite) run(t *testing.T, script string, env []string, v any) {
 	t.Helper()
-	out, err := node(t, s.sdkDir, env, script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(out), v); err != nil {
-		t.Fatalf("%s printed %q: %v", script, out, err)
-	}
+	nodeJSON(t, s.sdkDir, script, env, v)
 }
 
 // wantArrivedIntact checks that the upstream got exactly one request, the
