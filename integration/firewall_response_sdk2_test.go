@@ -26,6 +26,7 @@ type resp2API struct {
 	ctype         string // the stream's Content-Type ("": SSE)
 	stream, tool  func([]string) (head, tail []string)
 	whole         func(text string) string // the non-streamed answer
+	wholeTool     func(args string) string // a non-streamed answer calling a tool with these arguments
 	usage, finish string                   // in the SDK's report of a stream's end
 	// The SDK's error: for the stream's error event (midClass, midStatus),
 	// and for the 502 of a block before the first byte (firstClass).
@@ -46,16 +47,16 @@ var (
 var resp2APIs = []resp2API{
 	{name: "Responses", script: "call.mjs", env: []string{"SDK=openai", "CALL=responses_stream"}, wholeEnv: []string{"SDK=openai", "CALL=responses"},
 		params: responsesParams, path: "/v1/responses", stream: responsesStream, tool: responsesToolStream, whole: responsesWhole,
-		usage: `"total_tokens":28`, midClass: "APIError", firstClass: "InternalServerError"},
+		wholeTool: responsesWholeTool, usage: `"total_tokens":28`, midClass: "APIError", firstClass: "InternalServerError"},
 	{name: "ResponsesHelper", script: "call.mjs", env: []string{"SDK=openai", "CALL=responses_helper"}, wholeEnv: []string{"SDK=openai", "CALL=responses"},
 		params: responsesParams, path: "/v1/responses", stream: responsesStream, tool: responsesToolStream, whole: responsesWhole,
 		usage: `"total_tokens":28`, midClass: "APIError", firstClass: "InternalServerError"},
 	{name: "Gemini", script: "genai.mjs", env: []string{"CALL=stream"}, wholeEnv: []string{"CALL=generate"},
 		params: geminiParams, path: "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", stream: geminiStream, tool: geminiToolStream,
-		whole: geminiWhole, usage: `"totalTokenCount":28`, finish: "STOP", midClass: "ApiError", midStatus: 502, firstClass: "ApiError", firstByte: true},
+		whole: geminiWhole, wholeTool: geminiWholeTool, usage: `"totalTokenCount":28`, finish: "STOP", midClass: "ApiError", midStatus: 502, firstClass: "ApiError", firstByte: true},
 	{name: "OllamaChat", script: "ollama.mjs", env: []string{"CALL=chat_stream"}, wholeEnv: []string{"CALL=chat"},
 		params: ollamaChatParms, path: "/api/chat", ctype: "application/x-ndjson", stream: ollamaChatStream, tool: ollamaToolStream,
-		whole: ollamaChatWhole, usage: `"eval_count":21`, finish: "stop", midClass: "Error", firstClass: "ResponseError", firstByte: true},
+		whole: ollamaChatWhole, wholeTool: ollamaWholeTool, usage: `"eval_count":21`, finish: "stop", midClass: "Error", firstClass: "ResponseError", firstByte: true},
 	{name: "OllamaGenerate", script: "ollama.mjs", env: []string{"CALL=generate_stream"}, wholeEnv: []string{"CALL=generate"},
 		params: map[string]any{"model": "llama3.2", "prompt": "Draw me a chart of my data."}, path: "/api/generate", ctype: "application/x-ndjson",
 		stream: ollamaGenerateStream, whole: ollamaGenerateWhole, usage: `"eval_count":21`, finish: "stop",
@@ -214,6 +215,17 @@ func TestResponseFirewallSDK2E2E(t *testing.T) {
 				if len(r.Chunks) != 0 {
 					t.Errorf("chunks reached the SDK: %+v", r.Chunks)
 				}
+			})
+		}
+		if a.wholeTool != nil {
+			t.Run(a.name+"/WholeToolArgumentsScanned", func(t *testing.T) {
+				up.scriptJSON(a.wholeTool(strings.Join(respToolBenign, "")))
+				r := s.run2(t, a, a.wholeEnv, s.act, "")
+				if r.Error != nil || !jsonTextEqual(r.Args, strings.Join(respToolBenign, "")) {
+					t.Fatalf("the SDK got args %q, error %+v", r.Args, r.Error)
+				}
+				up.scriptJSON(a.wholeTool(strings.Join(respToolArgs, "")))
+				blocked(t, s.run2(t, a, a.wholeEnv, s.act, ""), a.firstClass, 502)
 			})
 		}
 

@@ -111,6 +111,12 @@ func responsesWhole(text string) string {
 	return responsesResponse("completed", responsesMessage("completed", responsesTextPart(text)), responsesUsage)
 }
 
+// responsesWholeTool is a non-streamed Responses answer calling a function
+// with these arguments.
+func responsesWholeTool(args string) string {
+	return responsesResponse("completed", responsesCall("completed", args), responsesUsage)
+}
+
 // geminiChunk is one chunk of generateContent's answer: Gemini's SSE ends
 // each event with CRLF CRLF.
 func geminiChunk(parts, finish string, tokens int) string {
@@ -149,6 +155,10 @@ func geminiToolStream(args []string) (head, tail []string) {
 
 func geminiWhole(text string) string { return geminiAnswer(geminiText(text), "STOP", 21) }
 
+func geminiWholeTool(args string) string {
+	return geminiAnswer(`{"functionCall":{"name":"get_weather","args":`+args+`}}`, "STOP", 21)
+}
+
 const ollamaDone = `"done":true,"done_reason":"stop","total_duration":812345678,"load_duration":12345678,` +
 	`"prompt_eval_count":7,"prompt_eval_duration":23456789,"eval_count":21,"eval_duration":345678901}` + "\n"
 
@@ -173,8 +183,16 @@ func ollamaToolStream(args []string) (head, tail []string) {
 }
 
 func ollamaChatWhole(text string) string {
+	return ollamaChatWholeMsg(jsonString(text))
+}
+
+func ollamaChatWholeMsg(content string) string {
 	return `{"model":"llama3.2","created_at":"2026-12-02T10:00:01.000000001Z","message":{"role":"assistant","content":` +
-		jsonString(text) + `},` + strings.TrimSuffix(ollamaDone, "\n")
+		content + `},` + strings.TrimSuffix(ollamaDone, "\n")
+}
+
+func ollamaWholeTool(args string) string {
+	return ollamaChatWholeMsg(`"","tool_calls":[{"function":{"name":"get_weather","arguments":` + args + `}}]`)
 }
 
 // ollamaGenerateStream is an /api/generate NDJSON answer of these deltas.
