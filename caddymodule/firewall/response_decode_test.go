@@ -240,3 +240,48 @@ func TestResponseDecoderEndsWithTheHandler(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// FuzzResponseDecoder: decoding a body as it comes, in any chunks, never panics, and what it
+// decodes is what decoding the whole body gives.
+func FuzzResponseDecoder(f *testing.F) {
+	codings := []string{"gzip", "zstd", "br", "deflate"}
+	for i, c := range streamCodings {
+		chunks, _ := compressedChunks(f, c, respAPIs[0].events([]string{"Hello", " there"}))
+		f.Add(byte(i%len(codings)), []byte(strings.Join(chunks, "")), uint16(7))
+	}
+	f.Fuzz(func(t *testing.T, which byte, in []byte, step uint16) {
+		coding := codings[int(which)%len(codings)]
+		const max = 1 << 20
+		var got []byte
+		d := newRespDecoder([]string{coding}, max, func(b []byte) bool {
+			got = append(got, b...)
+			return true
+		})
+		defer d.release()
+		n := int(step%64) + 1
+		var err error
+		for p := in; len(p) > 0 && err == nil; {
+			k := min(n, len(p))
+			err = d.write(p[:k])
+			p = p[k:]
+		}
+		if err == nil {
+			err = d.close()
+		}
+		whole, werr := decode(coding, in, max)
+		switch {
+		case err == nil && werr != nil:
+			t.Fatalf("%s: decoded as it came, not whole: %v", coding, werr)
+		case err == nil && !bytes.Equal(got, whole):
+			t.Fatalf("%s: decoded as it came %q, whole %q", coding, got, whole)
+		case err != nil && werr == nil && !strings.Contains(err.Error(), "after the end"):
+			t.Fatalf("%s: decoded whole, not as it came: %v", coding, err)
+		}
+		if err != nil && !d.ended {
+			d.release()
+			if !d.ended {
+				t.Fatal("the decoders run on after release")
+			}
+		}
+	})
+}
