@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -135,46 +136,65 @@ func readLimited(r io.Reader, sizeHint, max int64) ([]byte, error) {
 
 // decode undoes one content coding, bounded by max decoded bytes.
 func decode(coding string, in []byte, max int64) ([]byte, error) {
-	src := bytes.NewReader(in)
-	var dec io.Reader
+	dec, done, err := codingReader(coding, bytes.NewReader(in), max)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	out, err := readLimited(dec, int64(len(in))*4, max)
+	if err != nil {
+		return nil, decodeError(err, max)
+	}
+	return out, nil
+}
+
+// codingReader returns a reader undoing one content coding of src as its bytes are read,
+// and the function that releases it. zstd's window is bounded by max; the caller bounds the
+// decoded size.
+func codingReader(coding string, src io.Reader, max int64) (io.Reader, func(), error) {
 	switch coding {
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(src)
 		if err != nil {
-			return nil, errBadEncoding
+			return nil, nil, decodeError(err, max)
 		}
-		dec = zr
+		return zr, func() {}, nil
 	case "deflate":
 		// HTTP's deflate is zlib (RFC 9110), but some clients send a raw
-		// deflate stream: accept both, as browsers do for responses.
-		if zr, err := zlib.NewReader(src); err == nil {
-			dec = zr
-		} else {
-			dec = flate.NewReader(bytes.NewReader(in))
+		// deflate stream: accept both, as browsers do for responses. A zlib
+		// stream opens with a header whose 16 bits are a multiple of 31.
+		br := bufio.NewReader(src)
+		if h, err := br.Peek(2); err == nil && h[0]&0x0f == 8 && (uint(h[0])<<8|uint(h[1]))%31 == 0 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, nil, decodeError(err, max)
+			}
+			return zr, func() {}, nil
 		}
+		return flate.NewReader(br), func() {}, nil
 	case "br":
-		dec = brotli.NewReader(src)
+		return brotli.NewReader(src), func() {}, nil
 	case "zstd":
 		zr, err := zstd.NewReader(src,
 			zstd.WithDecoderConcurrency(1),
 			zstd.WithDecoderLowmem(true),
 			zstd.WithDecoderMaxMemory(uint64(max)+1))
 		if err != nil {
-			return nil, errBadEncoding
+			return nil, nil, decodeError(err, max)
 		}
-		defer zr.Close()
-		dec = zr
+		return zr, zr.Close, nil
 	}
-	out, err := readLimited(dec, int64(len(in))*4, max)
-	if err != nil {
-		var fe *failure
-		if errors.As(err, &fe) {
-			return nil, fe
-		}
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-			return nil, tooLarge(max)
-		}
-		return nil, errBadEncoding
+	return nil, nil, unsupportedEncoding(coding)
+}
+
+// decodeError is the failure of a body that does not decode: 413 past max, else 400.
+func decodeError(err error, max int64) error {
+	var fe *failure
+	if errors.As(err, &fe) {
+		return fe
 	}
-	return out, nil
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		return tooLarge(max)
+	}
+	return errBadEncoding
 }

@@ -550,12 +550,27 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 }
 
 // next calls the next handler, its response scanned when response actions are on.
-func (f *Firewall) next(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, api llmreq.API) error {
+func (f *Firewall) next(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, api llmreq.API) (err error) {
 	ww, rw := f.wrapResponse(w, r, api)
 	if rw == nil {
 		return next.ServeHTTP(w, r)
 	}
-	err := next.ServeHTTP(ww, r)
+	defer rw.release()
+	defer func() {
+		// reverse_proxy aborts with http.ErrAbortHandler on the write error that ends an
+		// answered response: the answer is complete, so it ends cleanly (its stream's end,
+		// a kept connection), not reset.
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler || !rw.done {
+				panic(p)
+			}
+			err = nil
+		}
+	}()
+	err = next.ServeHTTP(ww, identityRequest(r))
+	if rw.done && errors.Is(err, errDone) {
+		err = nil
+	}
 	rw.finish()
 	return err
 }

@@ -77,6 +77,20 @@ func (f *Firewall) wrapResponse(w http.ResponseWriter, r *http.Request, api llmr
 	return rw, rw
 }
 
+// identityRequest returns r for the upstream of a scanned response: asking for identity, so
+// that a stream is not compressed (reverse_proxy passes the client's Accept-Encoding on, and
+// Go's transport would add gzip without one). The client gets identity; an encode handler
+// before the firewall compresses it again. r itself keeps the client's header for the logs.
+func identityRequest(r *http.Request) *http.Request {
+	if ae := r.Header["Accept-Encoding"]; len(ae) == 1 && ae[0] == "identity" {
+		return r
+	}
+	r2 := r.WithContext(r.Context())
+	r2.Header = r.Header.Clone()
+	r2.Header["Accept-Encoding"] = []string{"identity"}
+	return r2
+}
+
 // respWriter scans a response as it streams: it frames the body into events, feeds each
 // channel's text to its own engine.Stream, and forwards each event once the text in it is
 // final (at once under log), rewritten from the stream's replacements under sanitize.
@@ -96,11 +110,10 @@ type respWriter struct {
 
 	format  llmresp.Format
 	framer  llmresp.Framer
-	sawByte bool // the body's first non-space byte was seen
-	whole   bool // one JSON body: buffered, sent with a Content-Length
-	array   bool // Gemini's streamed JSON array
-	codings []string
-	comp    []byte // the compressed body, decoded at its end
+	sawByte bool         // the body's first non-space byte was seen
+	whole   bool         // one JSON body: buffered, sent with a Content-Length
+	array   bool         // Gemini's streamed JSON array
+	dec     *respDecoder // undoes the upstream's content codings, if any
 	out     bytes.Buffer
 
 	chans   map[string]*respChan
@@ -187,11 +200,23 @@ func (rw *respWriter) WriteHeader(code int) {
 		rw.refuse(err)
 		return
 	}
-	rw.codings, rw.format = codings, format
+	rw.format = format
 	rw.whole = format == llmresp.FormatJSON
 	rw.framer = llmresp.NewFramer(rw.api, format, int(min(rw.f.MaxBody, 1<<30)))
+	if len(codings) > 0 {
+		// The firewall asked for identity; an upstream that compresses anyway is decoded
+		// as it streams and sent on as identity.
+		h.Del("Content-Encoding")
+		rw.dec = newRespDecoder(codings, rw.f.MaxBody, func(b []byte) bool {
+			rw.feed(b)
+			return !rw.done
+		})
+	}
 }
 
+// Write takes the upstream's bytes. Once the response is answered (blocked or refused) it
+// returns errDone: reverse_proxy then stops copying and closes the upstream's body, so a
+// generation nobody will read stops, and the firewall's next ends the response cleanly.
 func (rw *respWriter) Write(p []byte) (int, error) {
 	if !rw.decided {
 		rw.WriteHeader(http.StatusOK)
@@ -200,17 +225,18 @@ func (rw *respWriter) Write(p []byte) (int, error) {
 		return rw.w.Write(p)
 	}
 	if rw.done {
-		return len(p), nil // dropped: the client got its error
+		return 0, errDone
 	}
-	if len(rw.codings) > 0 {
-		if int64(len(rw.comp)+len(p)) > rw.f.MaxBody {
-			rw.refuse(llmresp.ErrEventTooLarge)
-			return len(p), nil
+	if rw.dec != nil {
+		if err := rw.dec.write(p); err != nil {
+			rw.refuse(err)
 		}
-		rw.comp = append(rw.comp, p...)
-		return len(p), nil
+	} else {
+		rw.feed(p)
 	}
-	rw.feed(p)
+	if rw.done {
+		return len(p), errDone
+	}
 	return len(p), nil
 }
 
@@ -234,19 +260,13 @@ func (rw *respWriter) finish() {
 	if !rw.decided || rw.pass || rw.done {
 		return
 	}
-	if len(rw.codings) > 0 {
-		body := rw.comp
-		for i := len(rw.codings) - 1; i >= 0; i-- {
-			var err error
-			if body, err = decode(rw.codings[i], body, rw.f.MaxBody); err != nil {
-				rw.refuse(fmt.Errorf("content encoding %s: %v", rw.codings[i], err))
-				return
-			}
-		}
-		rw.codings, rw.comp = nil, nil
-		rw.w.Header().Del("Content-Encoding") // sent on as identity
-		rw.feed(body)
+	if rw.dec != nil {
+		err := rw.dec.close()
 		if rw.done {
+			return
+		}
+		if err != nil {
+			rw.refuse(err)
 			return
 		}
 	}
@@ -280,6 +300,16 @@ func (rw *respWriter) finish() {
 	rw.logFound(rw.strongest().name())
 }
 
+// release ends what the writer started beside the handler: the decoders of a compressed
+// body the upstream left midway. It is called however the handler ended.
+func (rw *respWriter) release() {
+	if rw.dec != nil {
+		rw.dec.release()
+	}
+}
+
+// rewritePiece applies the channel's groups to the piece [ref.start, ref.end) of its text: a
+// group that begins in the piece is replaced there, and the bytes of a group that began in an
 // earlier piece are removed.
 func rewritePiece(ref pieceRef, text string) (string, bool) {
 	var b []byte

@@ -94,3 +94,43 @@ func corpusDeltas(tb testing.TB) []string {
 	}
 	return deltas
 }
+
+// BenchmarkResponseCompressedStream measures the same stream compressed by the upstream
+// anyway, each event flushed into its own chunk, decoded as it comes (ns/KiB of the decoded
+// stream; compare with BenchmarkResponseStream/block-sanitize):
+// go test -run XXX -bench ResponseCompressedStream ./caddymodule/firewall/
+func BenchmarkResponseCompressedStream(b *testing.B) {
+	evs := respAPIs[0].events(corpusDeltas(b))
+	size := 0
+	for _, e := range evs {
+		size += len(e)
+	}
+	for _, coding := range []string{"gzip", "zstd", "br"} {
+		b.Run(coding, func(b *testing.B) {
+			fx := respFixture(b, ActionBlock, ActionSanitize)
+			chunks, name := compressedChunks(b, coding, evs)
+			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", name)
+				w.WriteHeader(200)
+				for _, c := range chunks {
+					w.Write([]byte(c))
+				}
+				return nil
+			})
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := withVars(post("/v1/chat/completions", chat(msg("user", "hi"))))
+				rec := httptest.NewRecorder()
+				if err := fx.fw.ServeHTTP(rec, r, next); err != nil {
+					b.Fatal(err)
+				}
+				if rec.Code != 200 || rec.Body.Len() < size*9/10 {
+					b.Fatalf("status %d, body %d bytes of %d", rec.Code, rec.Body.Len(), size)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(size)/1024), "ns/KiB")
+		})
+	}
+}

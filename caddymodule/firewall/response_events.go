@@ -65,7 +65,9 @@ func (rw *respWriter) event(ev *llmresp.Event) error {
 	return nil
 }
 
-var errDone = errors.New("firewall: response answered")
+// errDone ends the framing of a response once it is answered, and the upstream's copy:
+// reverse_proxy logs it ("aborting with incomplete response").
+var errDone = errors.New("prompt_firewall: the response was blocked or refused; the rest of the upstream's answer is not read")
 
 func (rw *respWriter) closeChan(ch *respChan) {
 	if ch.closed {
@@ -193,6 +195,3 @@ func (rw *respWriter) scanWhole(p *llmresp.Piece) (string, bool) {
 	}
 	return p.Text, true
 }
-
-// rewritePiece applies the channel's groups to the piece [ref.start, ref.end) of its text: a
-// group that begins in the piece is replaced there, and the bytes of a group that began in an
