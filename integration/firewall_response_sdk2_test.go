@@ -29,7 +29,7 @@ type resp2API struct {
 	wholeTool     func(args string) string // a non-streamed answer calling a tool with these arguments
 	usage, finish string                   // in the SDK's report of a stream's end
 	// The SDK's error: for the stream's error event (midClass, midStatus),
-	// and for the 502 of a block before the first byte (firstClass).
+	// and for the 422 of a block before the first byte (firstClass).
 	midClass   string
 	midStatus  int
 	firstClass string
@@ -47,13 +47,13 @@ var (
 var resp2APIs = []resp2API{
 	{name: "Responses", script: "call.mjs", env: []string{"SDK=openai", "CALL=responses_stream"}, wholeEnv: []string{"SDK=openai", "CALL=responses"},
 		params: responsesParams, path: "/v1/responses", stream: responsesStream, tool: responsesToolStream, whole: responsesWhole,
-		wholeTool: responsesWholeTool, usage: `"total_tokens":28`, midClass: "APIError", firstClass: "InternalServerError"},
+		wholeTool: responsesWholeTool, usage: `"total_tokens":28`, midClass: "APIError", firstClass: "UnprocessableEntityError"},
 	{name: "ResponsesHelper", script: "call.mjs", env: []string{"SDK=openai", "CALL=responses_helper"}, wholeEnv: []string{"SDK=openai", "CALL=responses"},
 		params: responsesParams, path: "/v1/responses", stream: responsesStream, tool: responsesToolStream, whole: responsesWhole,
-		usage: `"total_tokens":28`, midClass: "APIError", firstClass: "InternalServerError"},
+		usage: `"total_tokens":28`, midClass: "APIError", firstClass: "UnprocessableEntityError"},
 	{name: "Gemini", script: "genai.mjs", env: []string{"CALL=stream"}, wholeEnv: []string{"CALL=generate"},
 		params: geminiParams, path: "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", stream: geminiStream, tool: geminiToolStream,
-		whole: geminiWhole, wholeTool: geminiWholeTool, usage: `"totalTokenCount":28`, finish: "STOP", midClass: "ApiError", midStatus: 502, firstClass: "ApiError", firstByte: true},
+		whole: geminiWhole, wholeTool: geminiWholeTool, usage: `"totalTokenCount":28`, finish: "STOP", midClass: "ApiError", midStatus: 422, firstClass: "ApiError", firstByte: true},
 	{name: "OllamaChat", script: "ollama.mjs", env: []string{"CALL=chat_stream"}, wholeEnv: []string{"CALL=chat"},
 		params: ollamaChatParms, path: "/api/chat", ctype: "application/x-ndjson", stream: ollamaChatStream, tool: ollamaToolStream,
 		whole: ollamaChatWhole, wholeTool: ollamaWholeTool, usage: `"eval_count":21`, finish: "stop", midClass: "Error", firstClass: "ResponseError", firstByte: true},
@@ -154,7 +154,7 @@ func TestResponseFirewallSDK2E2E(t *testing.T) {
 			}
 		})
 
-		// (c) A block before any byte is the API's own 502 error, which
+		// (c) A block before any byte is the API's own 422 error, which
 		// the SDK raises without retrying.
 		t.Run(a.name+"/BlockedBeforeFirstByteNotRetried", func(t *testing.T) {
 			for _, streamed := range []bool{false, a.firstByte} {
@@ -167,7 +167,7 @@ func TestResponseFirewallSDK2E2E(t *testing.T) {
 					up.scriptJSON(a.whole(strings.Join(mal, "")))
 				}
 				r := s.run2(t, a, env, s.act, "")
-				blocked(t, r, a.firstClass, 502)
+				blocked(t, r, a.firstClass, 422)
 				if len(r.Chunks) != 0 {
 					t.Errorf("%s: chunks reached the SDK: %+v", env, r.Chunks)
 				}
@@ -211,7 +211,7 @@ func TestResponseFirewallSDK2E2E(t *testing.T) {
 				// Gemini and Ollama send the call in the chunk after the text: the
 				// text's last words are still held (its channel is open), so the
 				// block comes before the first byte.
-				blocked(t, r, a.firstClass, 502)
+				blocked(t, r, a.firstClass, 422)
 				if len(r.Chunks) != 0 {
 					t.Errorf("chunks reached the SDK: %+v", r.Chunks)
 				}
@@ -225,7 +225,7 @@ func TestResponseFirewallSDK2E2E(t *testing.T) {
 					t.Fatalf("the SDK got args %q, error %+v", r.Args, r.Error)
 				}
 				up.scriptJSON(a.wholeTool(strings.Join(respToolArgs, "")))
-				blocked(t, s.run2(t, a, a.wholeEnv, s.act, ""), a.firstClass, 502)
+				blocked(t, s.run2(t, a, a.wholeEnv, s.act, ""), a.firstClass, 422)
 			})
 		}
 

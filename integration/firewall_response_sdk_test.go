@@ -28,9 +28,11 @@ type aiStreamResult struct {
 	Error  *struct {
 		Class          string `json:"class"`
 		IsAPICallError bool   `json:"isAPICallError"`
+		IsRetryable    *bool  `json:"isRetryable"`
 		Status         int    `json:"status"`
 		Message        string `json:"message"`
 	} `json:"error"`
+	Sent []json.RawMessage `json:"sent"`
 }
 
 func (r aiStreamResult) text() string {
@@ -227,7 +229,7 @@ func TestResponseFirewallSDKE2E(t *testing.T) {
 		})
 
 		// 2b. The malicious text in the stream's first event: nothing was
-		// sent, so the answer is the API's 502 error, which the SDK raises
+		// sent, so the answer is the API's 422 error, which the SDK raises
 		// without retrying. (An Anthropic stream always opens with
 		// message_start, which carries no text and is forwarded at once; its
 		// before-any-byte case is the non-streamed answer.)
@@ -255,7 +257,7 @@ func TestResponseFirewallSDKE2E(t *testing.T) {
 			if str(r.Error.ShouldRetry) != "false" {
 				t.Errorf("x-should-retry %s", str(r.Error.ShouldRetry))
 			}
-			wantBlockError(t, c, r, 502)
+			wantBlockError(t, c, r, 422)
 		})
 
 		// 3. With sanitize on, a benign first chunk reaches the SDK while the
@@ -328,6 +330,25 @@ func TestResponseFirewallSDKE2E(t *testing.T) {
 			}
 		})
 	}
+
+	// The Vercel AI SDK retries every 5xx twice and ignores X-Should-Retry:
+	// a block before the first byte is a 422, which it raises at once.
+	t.Run("AISDK/openai-chat/BlockedBeforeFirstByteNotRetried", func(t *testing.T) {
+		_, tail := openAIStream(nil)
+		up.script(append([]string{chatChunk(`{"role":"assistant","content":`+jsonString(respMalicious)+`}`, "null")}, tail...), nil)
+		env := []string{"PROVIDER=openai-chat", "BASE_URL=" + s.act, "MODEL=m", "PROMPT=Draw me a chart of my data.", "STREAM=1"}
+		var r aiStreamResult
+		nodeJSON(t, s.sdkDir, "aisdk.mjs", env, &r)
+		if r.Error == nil || !r.Error.IsAPICallError || r.Error.Status != 422 || r.Error.IsRetryable == nil || *r.Error.IsRetryable {
+			t.Fatalf("the SDK's error %+v, want a 422 APICallError it does not retry", r.Error)
+		}
+		if n, _ := up.counts(); n != 1 || len(r.Sent) != 1 {
+			t.Errorf("the upstream got %d requests, the SDK sent %d: want 1 (no retry)", n, len(r.Sent))
+		}
+		if len(r.Chunks) != 0 {
+			t.Errorf("chunks reached the SDK: %+v", r.Chunks)
+		}
+	})
 
 	// 4. Log mode: the link arrives unchanged and the caddy log has one
 	// response entry, which names the rule but never the answer's text.
@@ -402,10 +423,10 @@ func wantBlockError(t *testing.T, c respClient, r respSDKResult, status int) {
 		t.Errorf("code %s", str(e.Code))
 	}
 	// The SDKs' own classes: a stream's error event is their APIError, a
-	// 502 their InternalServerError (a subclass of it).
+	// 422 their UnprocessableEntityError (a subclass of it).
 	class := "APIError"
-	if status == 502 {
-		class = "InternalServerError"
+	if status == 422 {
+		class = "UnprocessableEntityError"
 	}
 	if e.Class != class {
 		t.Errorf("class %s, want %s", e.Class, class)

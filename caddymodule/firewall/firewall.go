@@ -234,7 +234,7 @@ type Firewall struct {
 	// the generic JSON fallback and other bodies are not): "block" (a
 	// stream ends with the API's own error event and no [DONE]; an answer
 	// of which nothing was sent yet is replaced by the API's error with
-	// 502 and X-Should-Retry: false), "sanitize" (the matched spans are
+	// 422, which no SDK retries), "sanitize" (the matched spans are
 	// replaced in flight, each event kept valid; a match inside tool-call
 	// arguments blocks instead, as a rewritten argument would no longer be
 	// the JSON its tool reads), "log" (forwarded unchanged, logged) or

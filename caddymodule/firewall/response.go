@@ -23,11 +23,16 @@ const (
 	CodeResponseNotScanned = "response_not_scanned"
 )
 
-// respStatus is the status of a response blocked or refused before any byte of it was sent:
-// 502, since the request was fine and the upstream's answer was not. The SDKs retry a 5xx by
-// default; X-Should-Retry: false (which the openai and anthropic SDKs obey) stops them, as
-// the same prompt is likely to get the same answer.
-const respStatus = http.StatusBadGateway
+// The statuses of a response blocked or refused before any byte of it was sent. A blocked
+// answer is a 422: the request was well formed, and what it made the model write is refused;
+// no SDK retries a 422 (the Vercel AI SDK ignores X-Should-Retry and retries every 5xx
+// twice, each retry a paid generation that is likely blocked again). An answer the firewall
+// cannot scan is the upstream's fault: 502, with X-Should-Retry: false, which the openai and
+// anthropic SDKs obey.
+const (
+	blockedStatus = http.StatusUnprocessableEntity
+	respStatus    = http.StatusBadGateway
+)
 
 // responsePolicy is the policy of response matches: response_on_malicious and
 // response_on_suspicious by severity, and the rule and category actions above them, as for
@@ -368,7 +373,7 @@ func (rw *respWriter) block() {
 	rules, cats := rw.names()
 	msg := "Response blocked by prompt firewall: prompt injection detected in the model's answer (rules " +
 		strings.Join(rules, ", ") + "; categories " + strings.Join(cats, ", ") + ")"
-	rw.fail(CodeResponseBlocked, msg)
+	rw.fail(blockedStatus, CodeResponseBlocked, msg)
 	rw.logFound(ActionBlock)
 }
 
@@ -380,15 +385,15 @@ func (rw *respWriter) refuse(err error) {
 	if c := rw.f.logger.Check(zapcore.InfoLevel, "response refused"); c != nil {
 		c.Write(zap.String("phase", "response"), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
 	}
-	rw.fail(CodeResponseNotScanned, "Response refused by prompt firewall: it cannot be scanned ("+err.Error()+")")
+	rw.fail(respStatus, CodeResponseNotScanned, "Response refused by prompt firewall: it cannot be scanned ("+err.Error()+")")
 }
 
 // fail ends the response with the API's error: its error body when nothing was sent yet,
 // else its stream error event, and nothing after it.
-func (rw *respWriter) fail(code, msg string) {
+func (rw *respWriter) fail(status int, code, msg string) {
 	rw.done = true
 	rw.queue = nil
-	f := llmresp.Failure{Status: respStatus, Code: code, Message: msg, Seq: rw.lastSeq + 1}
+	f := llmresp.Failure{Status: status, Code: code, Message: msg, Seq: rw.lastSeq + 1}
 	if !rw.started {
 		rw.out.Reset()
 		status, body := llmresp.ErrorBody(rw.api, f)

@@ -91,7 +91,7 @@ var respAPIs = []respAPI{
 		whole: func(text string) string {
 			return `{"candidates":[{"content":{"parts":[{"text":` + js(text) + `}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3}}`
 		},
-		errMark: `data: {"error":{"code":502`},
+		errMark: `data: {"error":{"code":422`},
 	{name: "ollama", path: "/api/chat", reqBody: `{"model":"llama3","messages":[{"role":"user","content":"hi"}]}`, ctype: "application/x-ndjson",
 		events: func(ds []string) []string {
 			var out []string
@@ -358,7 +358,7 @@ func TestResponseBlockBeforeAnyByte(t *testing.T) {
 				} else {
 					rec, _ = serveResp(t, fx, a, 200, map[string]string{"Content-Type": "application/json"}, []string{a.whole(malText)})
 				}
-				status, shape := llmresp.ErrorBody(llmresp.API(apiOf(a)), llmresp.Failure{Status: respStatus, Code: CodeResponseBlocked})
+				status, shape := llmresp.ErrorBody(llmresp.API(apiOf(a)), llmresp.Failure{Status: blockedStatus, Code: CodeResponseBlocked})
 				if rec.Code != status || rec.Header().Get("X-Should-Retry") != "false" || rec.Header().Get("Content-Type") != "application/json" {
 					t.Fatalf("streamed %v: status %d headers %v", streamed, rec.Code, rec.Header())
 				}
