@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -109,6 +110,15 @@ type respWriter struct {
 	lastSeq int
 	found   []respMatch
 	text    int64 // bytes of text fed, bounded by max_body: the channels keep it all
+
+	// For the metrics: every match's rule and the verdict of them all (whatever their
+	// action), the bytes of whole texts scanned, and the time spent on the response.
+	rules   []string
+	verdict engine.Verdict
+	wholeN  int64
+	busy    time.Duration
+	since   time.Time // the current call's start, while one runs
+	counted bool
 }
 
 type respChan struct {
@@ -201,6 +211,8 @@ func (rw *respWriter) Write(p []byte) (int, error) {
 	if rw.done {
 		return len(p), nil // dropped: the client got its error
 	}
+	rw.since = time.Now()
+	defer rw.pause()
 	if len(rw.codings) > 0 {
 		if int64(len(rw.comp)+len(p)) > rw.f.MaxBody {
 			rw.refuse(llmresp.ErrEventTooLarge)
@@ -230,9 +242,14 @@ func (rw *respWriter) feed(p []byte) {
 
 // finish ends the body: the framer, every channel's stream and the held events.
 func (rw *respWriter) finish() {
+	if rw.pass {
+		rw.count(actionPass) // an error or bodiless status: nothing to scan
+	}
 	if !rw.decided || rw.pass || rw.done {
 		return
 	}
+	rw.since = time.Now()
+	defer rw.pause()
 	if len(rw.codings) > 0 {
 		body := rw.comp
 		for i := len(rw.codings) - 1; i >= 0; i-- {
@@ -276,7 +293,9 @@ func (rw *respWriter) finish() {
 	if rw.out.Len() > 0 {
 		_, _ = rw.w.Write(rw.out.Bytes())
 	}
-	rw.logFound(rw.strongest().name())
+	action := rw.strongest().name()
+	rw.logFound(action)
+	rw.count(action)
 }
 
 // earlier piece are removed.
@@ -339,6 +358,7 @@ func (rw *respWriter) block() {
 		strings.Join(rules, ", ") + "; categories " + strings.Join(cats, ", ") + ")"
 	rw.fail(CodeResponseBlocked, msg)
 	rw.logFound(ActionBlock)
+	rw.count(ActionBlock)
 }
 
 // refuse answers a response that cannot be scanned: fail closed.
@@ -347,9 +367,10 @@ func (rw *respWriter) refuse(err error) {
 		return
 	}
 	if c := rw.f.logger.Check(zapcore.InfoLevel, "response refused"); c != nil {
-		c.Write(zap.String("phase", "response"), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
+		c.Write(zap.String("phase", string(phaseResponse)), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
 	}
 	rw.fail(CodeResponseNotScanned, "Response refused by prompt firewall: it cannot be scanned ("+err.Error()+")")
+	rw.count(actionRefuse)
 }
 
 // fail ends the response with the API's error: its error body when nothing was sent yet,
@@ -419,7 +440,7 @@ func (rw *respWriter) logFound(action string) {
 	}
 	rules, cats := rw.names()
 	c.Write(
-		zap.String("phase", "response"),
+		zap.String("phase", string(phaseResponse)),
 		zap.String("host", rw.r.Host),
 		zap.String("uri_path", rw.r.URL.Path),
 		zap.String("verdict", string(verdict)),
