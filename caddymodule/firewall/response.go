@@ -103,6 +103,7 @@ type respWriter struct {
 	codings []string
 	comp    []byte // the compressed body, decoded at its end
 	out     bytes.Buffer
+	pend    []byte // streamed events not yet written (flushOut)
 
 	chans   map[string]*respChan
 	texts   llmresp.Channels
@@ -213,6 +214,7 @@ func (rw *respWriter) Write(p []byte) (int, error) {
 	}
 	rw.since = time.Now()
 	defer rw.pause()
+	defer rw.flushOut()
 	if len(rw.codings) > 0 {
 		if int64(len(rw.comp)+len(p)) > rw.f.MaxBody {
 			rw.refuse(llmresp.ErrEventTooLarge)
@@ -250,6 +252,7 @@ func (rw *respWriter) finish() {
 	}
 	rw.since = time.Now()
 	defer rw.pause()
+	defer rw.flushOut()
 	if len(rw.codings) > 0 {
 		body := rw.comp
 		for i := len(rw.codings) - 1; i >= 0; i-- {
@@ -330,8 +333,8 @@ func (rw *respWriter) sendHeader() {
 	rw.w.WriteHeader(rw.status)
 }
 
-// writeOut sends bytes of the response on: a streamed one at once, flushed; a whole JSON
-// body at its end, with its new Content-Length.
+// writeOut sends bytes of the response on: a streamed one once the upstream's bytes at hand
+// are framed (flushOut), a whole JSON body at its end, with its new Content-Length.
 func (rw *respWriter) writeOut(b []byte) {
 	if len(b) == 0 {
 		return
@@ -345,7 +348,18 @@ func (rw *respWriter) writeOut(b []byte) {
 		rw.sendHeader()
 	}
 	rw.started = true
-	_, _ = rw.w.Write(b)
+	rw.pend = append(rw.pend, b...)
+}
+
+// flushOut writes and flushes the events released by one write of the upstream's in one
+// go: all were final at the same moment, and an upstream sending faster than the client
+// reads (many events to a read) would otherwise cost a write and a flush an event.
+func (rw *respWriter) flushOut() {
+	if len(rw.pend) == 0 {
+		return
+	}
+	_, _ = rw.w.Write(rw.pend)
+	rw.pend = rw.pend[:0]
 	_ = http.NewResponseController(rw.w).Flush()
 }
 
@@ -396,8 +410,8 @@ func (rw *respWriter) fail(code, msg string) {
 	if rw.array {
 		format = llmresp.FormatJSONArray
 	}
-	_, _ = rw.w.Write(llmresp.StreamError(rw.api, format, f, true))
-	_ = http.NewResponseController(rw.w).Flush()
+	rw.pend = append(rw.pend, llmresp.StreamError(rw.api, format, f, true)...)
+	rw.flushOut()
 }
 
 func (rw *respWriter) strongest() action {
