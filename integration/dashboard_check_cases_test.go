@@ -11,14 +11,14 @@ import (
 // checkerFamilies is exposition text with the shape of the server's
 // metrics, for the checker's own tests.
 const checkerFamilies = `# TYPE promptwall_firewall_requests_total counter
-promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"} 1
+promptwall_firewall_requests_total{action="block",host="_other",phase="request",verdict="malicious"} 1
 # TYPE promptwall_firewall_matches_total counter
-promptwall_firewall_matches_total{host="_other",rule="IO-1"} 1
+promptwall_firewall_matches_total{host="_other",phase="request",rule="IO-1"} 1
 # TYPE promptwall_firewall_scan_duration_seconds histogram
-promptwall_firewall_scan_duration_seconds_bucket{le="0.001"} 1
-promptwall_firewall_scan_duration_seconds_bucket{le="+Inf"} 1
-promptwall_firewall_scan_duration_seconds_sum 0.0001
-promptwall_firewall_scan_duration_seconds_count 1
+promptwall_firewall_scan_duration_seconds_bucket{phase="request",le="0.001"} 1
+promptwall_firewall_scan_duration_seconds_bucket{phase="request",le="+Inf"} 1
+promptwall_firewall_scan_duration_seconds_sum{phase="request"} 0.0001
+promptwall_firewall_scan_duration_seconds_count{phase="request"} 1
 # TYPE promptwall_scan_requests_total counter
 promptwall_scan_requests_total{code="200",endpoint="precheck"} 1
 # TYPE caddy_admin_http_requests_total counter

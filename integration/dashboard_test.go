@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -33,7 +36,9 @@ func TestDashboardMatchesExportedMetrics(t *testing.T) {
 }
 
 http://%s {
-	prompt_firewall
+	prompt_firewall {
+		response_on_malicious log
+	}
 	reverse_proxy %s
 }
 
@@ -46,7 +51,7 @@ http://%s {
 `, admin, fwAddr, strings.TrimPrefix(up.srv.URL, "http://"), scanAddr, merchant.addr, fac.URL), nil, fwAddr, scanAddr)
 
 	// The firewall: a block (requests, matches, the scan's histogram and
-	// bytes) and a clean pass.
+	// bytes) and a clean pass, whose answer is scanned too (phase response).
 	for text, want := range map[string]int{e2eMalicious: 400, "What is the capital of France?": 200} {
 		body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"` + text + `"}]}`)
 		if resp, b := postRaw(t, "http://"+fwAddr+"/v1/chat/completions", body, ""); resp.StatusCode != want {
@@ -76,7 +81,16 @@ http://%s {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	fams, err := parseFamilies(resp.Body, "promptwall_")
+	exposed, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []string{"request", "response"} {
+		if !regexp.MustCompile(`(?m)^promptwall_firewall_requests_total\{[^}]*phase="` + phase + `"`).Match(exposed) {
+			t.Errorf("no requests_total series of phase %s", phase)
+		}
+	}
+	fams, err := parseFamilies(bytes.NewReader(exposed), "promptwall_")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -522,7 +522,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		f.logFlagged(r, req, out, action)
 	}
 
-	f.metrics.request(hs, out.verdict, action)
+	f.metrics.request(phaseRequest, hs, out.verdict, action)
 	switch action {
 	case ActionBlock:
 		if req.API != llmreq.Generic {
@@ -599,7 +599,7 @@ func asciiEqualFold(a, b string) bool {
 // pass forwards a request that has nothing to scan.
 func (f *Firewall) pass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	caddyhttp.SetVar(r.Context(), VarAction, actionPass)
-	f.metrics.request(f.hosts.of(r), "none", actionPass)
+	f.metrics.request(phaseRequest, f.hosts.of(r), "none", actionPass)
 	return next.ServeHTTP(w, r)
 }
 
@@ -628,9 +628,9 @@ func (f *Firewall) label(r *http.Request, out *outcome, action string) {
 // refuse answers a request that cannot be scanned: fail closed.
 func (f *Firewall) refuse(w http.ResponseWriter, r *http.Request, fam string, fe *failure) error {
 	caddyhttp.SetVar(r.Context(), VarAction, actionRefuse)
-	f.metrics.request(f.hosts.of(r), "none", actionRefuse)
+	f.metrics.request(phaseRequest, f.hosts.of(r), "none", actionRefuse)
 	if c := f.logger.Check(zapcore.InfoLevel, "request refused"); c != nil {
-		c.Write(zap.Int("status", fe.status), zap.String("reason", fe.code))
+		c.Write(zap.String("phase", string(phaseRequest)), zap.Int("status", fe.status), zap.String("reason", fe.code))
 	}
 	writeFailure(w, fam, fe)
 	return nil

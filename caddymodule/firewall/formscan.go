@@ -221,7 +221,7 @@ func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*out
 	if total.verdict != engine.Safe {
 		f.logFlagged(r, &llmreq.Request{API: apiForm}, total, action)
 	}
-	f.metrics.request(hs, total.verdict, action)
+	f.metrics.request(phaseRequest, hs, total.verdict, action)
 	return total, action
 }
 

@@ -16,15 +16,26 @@ import (
 // metrics are the firewall's Prometheus collectors. They are created once
 // per process and registered into each config's registry, so counts go on
 // across config reloads and several prompt_firewall handlers in one config
-// share them. No label ever holds request text: verdicts, actions and rule
-// ids are all bounded sets, and so are hosts (hostLabels).
+// share them. No label ever holds request text: phases, verdicts, actions
+// and rule ids are all bounded sets, and so are hosts (hostLabels).
 type metrics struct {
 	requests     *prometheus.CounterVec
 	matches      *prometheus.CounterVec
-	scanDuration prometheus.Histogram
-	scannedBytes prometheus.Counter
+	scanDuration *prometheus.HistogramVec
+	scannedBytes *prometheus.CounterVec
 	cachedTexts  prometheus.Counter
 }
+
+// A phase is what a count is of: a client's request or the upstream's
+// response to it. Every series of requests_total, matches_total,
+// scan_duration_seconds and scanned_bytes_total carries one, so that one
+// request and its response are two counts, never mixed in one.
+type phase string
+
+const (
+	phaseRequest  phase = "request"
+	phaseResponse phase = "response"
+)
 
 // otherHost is the host label of a request whose host no host matcher of
 // its server names exactly, as in Caddy's own per-host metrics.
@@ -42,29 +53,29 @@ func newMetrics() *metrics {
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "requests_total",
-			Help:      "Requests seen by prompt_firewall, by host (one its server's host matchers name, else _other), verdict (safe, suspicious, malicious; none when not scanned) and action (pass, block, sanitize, log, refuse).",
-		}, []string{"host", "verdict", "action"}),
+			Help:      "Requests and responses seen by prompt_firewall, by phase (request, response), host (one its server's host matchers name, else _other), verdict (safe, suspicious, malicious; none when not scanned) and action (pass, block, sanitize, log, refuse).",
+		}, []string{"phase", "host", "verdict", "action"}),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "matches_total",
-			Help:      "Rule matches found in scanned request texts, by host and rule id.",
-		}, []string{"host", "rule"}),
-		scanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Help:      "Rule matches found in scanned texts, by phase (request, response), host and rule id.",
+		}, []string{"phase", "host", "rule"}),
+		scanDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "scan_duration_seconds",
-			Help:      "Time to find and scan the texts of one request body.",
+			Help:      "Time to find and scan the texts of one request body (phase request), or spent framing, scanning and forwarding one response's events, summed over the response and without the waits for the upstream (phase response).",
 			// 25µs to about 6.5s: a chat turn scans in microseconds, a
 			// long-context body of megabytes in milliseconds.
 			Buckets: prometheus.ExponentialBuckets(25e-6, 4, 10),
-		}),
-		scannedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+		}, []string{"phase"}),
+		scannedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns,
 			Subsystem: sub,
 			Name:      "scanned_bytes_total",
-			Help:      "Bytes of request text scanned.",
-		}),
+			Help:      "Bytes of text scanned: of requests (phase request), of the model's answers in responses (phase response).",
+		}, []string{"phase"}),
 		cachedTexts: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns,
 			Subsystem: sub,
@@ -98,11 +109,11 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 // hostSeries are the series of one value of the host label.
 type hostSeries struct {
 	host     string
-	safePass prometheus.Counter // requests{host, safe, pass}: most requests, without a label lookup
+	safePass prometheus.Counter // requests{request, host, safe, pass}: most requests, without a label lookup
 }
 
 func (m *metrics) forHost(host string) *hostSeries {
-	return &hostSeries{host: host, safePass: m.requests.WithLabelValues(host, string(engine.Safe), actionPass)}
+	return &hostSeries{host: host, safePass: m.requests.WithLabelValues(string(phaseRequest), host, string(engine.Safe), actionPass)}
 }
 
 // hostLabels are the values of the host label one handler gives: the
@@ -165,23 +176,36 @@ func (hl *hostLabels) of(r *http.Request) *hostSeries {
 	return hl.other
 }
 
-func (m *metrics) request(hs *hostSeries, verdict engine.Verdict, action string) {
-	if verdict == engine.Safe && action == actionPass {
+// request counts one request or response of phase p with its verdict and
+// the action taken.
+func (m *metrics) request(p phase, hs *hostSeries, verdict engine.Verdict, action string) {
+	if p == phaseRequest && verdict == engine.Safe && action == actionPass {
 		hs.safePass.Inc()
 		return
 	}
-	m.requests.WithLabelValues(hs.host, string(verdict), action).Inc()
+	m.requests.WithLabelValues(string(p), hs.host, string(verdict), action).Inc()
 }
 
+// scanned records one scan of phase p: its time and bytes.
+func (m *metrics) scanned(p phase, d time.Duration, bytes int64) {
+	m.scanDuration.WithLabelValues(string(p)).Observe(d.Seconds())
+	m.scannedBytes.WithLabelValues(string(p)).Add(float64(bytes))
+}
+
+// match counts one match of rule in phase p.
+func (m *metrics) match(p phase, hs *hostSeries, rule string) {
+	m.matches.WithLabelValues(string(p), hs.host, rule).Inc()
+}
+
+// observeScan records the scan of a request body.
 func (m *metrics) observeScan(hs *hostSeries, d time.Duration, o *outcome) {
-	m.scanDuration.Observe(d.Seconds())
-	m.scannedBytes.Add(float64(o.bytes))
+	m.scanned(phaseRequest, d, int64(o.bytes))
 	if o.cached > 0 {
 		m.cachedTexts.Add(float64(o.cached))
 	}
 	for _, fl := range o.flagged {
 		for _, mt := range fl.res.Matches {
-			m.matches.WithLabelValues(hs.host, mt.Rule).Inc()
+			m.match(phaseRequest, hs, mt.Rule)
 		}
 	}
 }

@@ -61,12 +61,12 @@ func TestMetrics(t *testing.T) {
 	after := scrape(t, reg)
 
 	for series, want := range map[string]float64{
-		`promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`: 1,
-		`promptwall_firewall_requests_total{action="pass",host="_other",verdict="safe"}`:       1,
-		`promptwall_firewall_requests_total{action="refuse",host="_other",verdict="none"}`:     1,
-		`promptwall_firewall_matches_total{host="_other",rule="IO-1"}`:                         1,
-		`promptwall_firewall_scanned_bytes_total`:                                              float64(len(text) + len("hello")),
-		`promptwall_firewall_scan_duration_seconds_count`:                                      2,
+		`promptwall_firewall_requests_total{action="block",host="_other",phase="request",verdict="malicious"}`: 1,
+		`promptwall_firewall_requests_total{action="pass",host="_other",phase="request",verdict="safe"}`:       1,
+		`promptwall_firewall_requests_total{action="refuse",host="_other",phase="request",verdict="none"}`:     1,
+		`promptwall_firewall_matches_total{host="_other",phase="request",rule="IO-1"}`:                         1,
+		`promptwall_firewall_scanned_bytes_total{phase="request"}`:                                             float64(len(text) + len("hello")),
+		`promptwall_firewall_scan_duration_seconds_count{phase="request"}`:                                     2,
 	} {
 		if got := sample(t, after, series) - sample(t, before, series); got != want {
 			t.Errorf("%s grew by %v, want %v", series, got, want)
@@ -76,7 +76,7 @@ func TestMetrics(t *testing.T) {
 		t.Error("request text in the metrics")
 	}
 	// The reloaded config's registry serves the same, still counting, series.
-	if got := sample(t, scrape(t, reloaded.ctx.GetMetricsRegistry()), `promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`); got < 1 {
+	if got := sample(t, scrape(t, reloaded.ctx.GetMetricsRegistry()), `promptwall_firewall_requests_total{action="block",host="_other",phase="request",verdict="malicious"}`); got < 1 {
 		t.Errorf("reloaded registry lost the counts: %v", got)
 	}
 	if strings.Contains(fx.logs.String(), canary) {
@@ -119,12 +119,12 @@ func TestMetricsHost(t *testing.T) {
 	}
 	after := scrape(t, reg)
 	for series, want := range map[string]float64{
-		`promptwall_firewall_requests_total{action="block",host="api.example.com",verdict="malicious"}`:  2,
-		`promptwall_firewall_requests_total{action="block",host="chat.example.com",verdict="malicious"}`: 1,
-		`promptwall_firewall_requests_total{action="block",host="::1",verdict="malicious"}`:              1,
-		`promptwall_firewall_requests_total{action="block",host="_other",verdict="malicious"}`:           5,
-		`promptwall_firewall_matches_total{host="api.example.com",rule="IO-1"}`:                          2,
-		`promptwall_firewall_matches_total{host="_other",rule="IO-1"}`:                                   5,
+		`promptwall_firewall_requests_total{action="block",host="api.example.com",phase="request",verdict="malicious"}`:  2,
+		`promptwall_firewall_requests_total{action="block",host="chat.example.com",phase="request",verdict="malicious"}`: 1,
+		`promptwall_firewall_requests_total{action="block",host="::1",phase="request",verdict="malicious"}`:              1,
+		`promptwall_firewall_requests_total{action="block",host="_other",phase="request",verdict="malicious"}`:           5,
+		`promptwall_firewall_matches_total{host="api.example.com",phase="request",rule="IO-1"}`:                          2,
+		`promptwall_firewall_matches_total{host="_other",phase="request",rule="IO-1"}`:                                   5,
 	} {
 		if got := sample(t, after, series) - sample(t, before, series); got != want {
 			t.Errorf("%s grew by %v, want %v", series, got, want)
@@ -153,7 +153,7 @@ func TestMetricsHost(t *testing.T) {
 func TestMetricsHostOutsideServer(t *testing.T) {
 	fx := newFixture(t, &Firewall{})
 	reg := fx.ctx.GetMetricsRegistry()
-	series := fmt.Sprintf(`promptwall_firewall_requests_total{action="pass",host="%s",verdict="safe"}`, otherHost)
+	series := fmt.Sprintf(`promptwall_firewall_requests_total{action="pass",host="%s",phase="request",verdict="safe"}`, otherHost)
 	before := sample(t, scrape(t, reg), series)
 	r := post("/v1/chat/completions", chat(msg("user", "hello")))
 	r.Host = "api.example.com"

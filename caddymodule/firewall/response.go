@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -120,6 +121,7 @@ type respWriter struct {
 	array   bool         // Gemini's streamed JSON array
 	dec     *respDecoder // undoes the upstream's content codings, if any
 	out     bytes.Buffer
+	pend    []byte // streamed events not yet written (flushOut)
 
 	chans   map[string]*respChan
 	texts   llmresp.Channels
@@ -127,6 +129,15 @@ type respWriter struct {
 	lastSeq int // the sequence_number of the last event forwarded
 	found   []respMatch
 	text    int64 // bytes of text fed, bounded by max_body: the channels keep it all
+
+	// For the metrics: every match's rule and the verdict of them all (whatever their
+	// action), the bytes of whole texts scanned, and the time spent on the response.
+	rules   []string
+	verdict engine.Verdict
+	wholeN  int64
+	busy    time.Duration
+	since   time.Time // the current call's start, while one runs
+	counted bool
 }
 
 type respChan struct {
@@ -232,6 +243,9 @@ func (rw *respWriter) Write(p []byte) (int, error) {
 	if rw.done {
 		return 0, errDone
 	}
+	rw.since = time.Now()
+	defer rw.pause()
+	defer rw.flushOut()
 	if rw.dec != nil {
 		if err := rw.dec.write(p); err != nil {
 			rw.refuse(err)
@@ -262,9 +276,15 @@ func (rw *respWriter) feed(p []byte) {
 
 // finish ends the body: the framer, every channel's stream and the held events.
 func (rw *respWriter) finish() {
+	if rw.pass {
+		rw.count(actionPass) // an error or bodiless status: nothing to scan
+	}
 	if !rw.decided || rw.pass || rw.done {
 		return
 	}
+	rw.since = time.Now()
+	defer rw.pause()
+	defer rw.flushOut()
 	if rw.dec != nil {
 		err := rw.dec.close()
 		if rw.done {
@@ -302,7 +322,9 @@ func (rw *respWriter) finish() {
 	if rw.out.Len() > 0 {
 		_, _ = rw.w.Write(rw.out.Bytes())
 	}
-	rw.logFound(rw.strongest().name())
+	action := rw.strongest().name()
+	rw.logFound(action)
+	rw.count(action)
 }
 
 // release ends what the writer started beside the handler: the decoders of a compressed
@@ -347,8 +369,8 @@ func (rw *respWriter) sendHeader() {
 	rw.w.WriteHeader(rw.status)
 }
 
-// writeOut sends bytes of the response on: a streamed one at once, flushed; a whole JSON
-// body at its end, with its new Content-Length.
+// writeOut sends bytes of the response on: a streamed one once the upstream's bytes at hand
+// are framed (flushOut), a whole JSON body at its end, with its new Content-Length.
 func (rw *respWriter) writeOut(b []byte) {
 	if len(b) == 0 {
 		return
@@ -362,7 +384,18 @@ func (rw *respWriter) writeOut(b []byte) {
 		rw.sendHeader()
 	}
 	rw.started = true
-	_, _ = rw.w.Write(b)
+	rw.pend = append(rw.pend, b...)
+}
+
+// flushOut writes and flushes the events released by one write of the upstream's in one
+// go: all were final at the same moment, and an upstream sending faster than the client
+// reads (many events to a read) would otherwise cost a write and a flush an event.
+func (rw *respWriter) flushOut() {
+	if len(rw.pend) == 0 {
+		return
+	}
+	_, _ = rw.w.Write(rw.pend)
+	rw.pend = rw.pend[:0]
 	_ = http.NewResponseController(rw.w).Flush()
 }
 
@@ -375,6 +408,7 @@ func (rw *respWriter) block() {
 		strings.Join(rules, ", ") + "; categories " + strings.Join(cats, ", ") + ")"
 	rw.fail(blockedStatus, CodeResponseBlocked, msg)
 	rw.logFound(ActionBlock)
+	rw.count(ActionBlock)
 }
 
 // refuse answers a response that cannot be scanned: fail closed.
@@ -383,9 +417,10 @@ func (rw *respWriter) refuse(err error) {
 		return
 	}
 	if c := rw.f.logger.Check(zapcore.InfoLevel, "response refused"); c != nil {
-		c.Write(zap.String("phase", "response"), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
+		c.Write(zap.String("phase", string(phaseResponse)), zap.String("api", string(rw.api)), zap.String("reason", err.Error()))
 	}
 	rw.fail(respStatus, CodeResponseNotScanned, "Response refused by prompt firewall: it cannot be scanned ("+err.Error()+")")
+	rw.count(actionRefuse)
 }
 
 // fail ends the response with the API's error: its error body when nothing was sent yet,
@@ -411,8 +446,8 @@ func (rw *respWriter) fail(status int, code, msg string) {
 	if rw.array {
 		format = llmresp.FormatJSONArray
 	}
-	_, _ = rw.w.Write(llmresp.StreamError(rw.api, format, f, true))
-	_ = http.NewResponseController(rw.w).Flush()
+	rw.pend = append(rw.pend, llmresp.StreamError(rw.api, format, f, true)...)
+	rw.flushOut()
 }
 
 func (rw *respWriter) strongest() action {
@@ -455,7 +490,7 @@ func (rw *respWriter) logFound(action string) {
 	}
 	rules, cats := rw.names()
 	c.Write(
-		zap.String("phase", "response"),
+		zap.String("phase", string(phaseResponse)),
 		zap.String("host", rw.r.Host),
 		zap.String("uri_path", rw.r.URL.Path),
 		zap.String("verdict", string(verdict)),

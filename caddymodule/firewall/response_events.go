@@ -83,6 +83,7 @@ func (rw *respWriter) closeChan(ch *respChan) {
 func (rw *respWriter) collect(ch *respChan) {
 	block := false
 	for _, m := range ch.s.Final() {
+		rw.saw(&m)
 		act := rw.pol.of(&m)
 		for ch.cu < m.Start && ch.cb < len(ch.fed) {
 			r, n := utf8.DecodeRune(ch.fed[ch.cb:])
@@ -175,11 +176,13 @@ func (rw *respWriter) forward(he *heldEvent) {
 // scanWhole scans a whole text that is not its channel's deltas; ok is false when it blocked.
 func (rw *respWriter) scanWhole(p *llmresp.Piece) (string, bool) {
 	res := rw.f.engine.ScanString(p.Text)
+	rw.wholeN += int64(len(p.Text))
 	if len(res.Matches) == 0 {
 		return p.Text, true
 	}
 	act := doNothing
 	for i := range res.Matches {
+		rw.saw(&res.Matches[i])
 		a := rw.pol.of(&res.Matches[i])
 		if a >= doLog {
 			rw.found = append(rw.found, respMatch{p.Channel, res.Matches[i]})

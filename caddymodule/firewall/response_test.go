@@ -111,6 +111,8 @@ type flushRec struct {
 	*httptest.ResponseRecorder
 	flushes   int
 	atFlushes []int // body length at each flush
+	unflushed int   // upstream writes after which bytes the client got were not flushed
+	delivered []int // after each upstream write, the bytes the client got, flushed
 }
 
 func (r *flushRec) Flush() {
@@ -138,6 +140,14 @@ func serveResp(t *testing.T, fx *fixture, a respAPI, status int, header map[stri
 			}
 			if err := http.NewResponseController(w).Flush(); err != nil {
 				return err
+			}
+			if n := len(rec.atFlushes); rec.Body.Len() > 0 && (n == 0 || rec.atFlushes[n-1] != rec.Body.Len()) {
+				rec.unflushed++
+			}
+			if n := len(rec.atFlushes); n > 0 {
+				rec.delivered = append(rec.delivered, rec.atFlushes[n-1])
+			} else {
+				rec.delivered = append(rec.delivered, 0)
 			}
 		}
 		return nil
@@ -248,6 +258,7 @@ const benign = "Sure! Here is a short answer: Paris is the capital of France, an
 
 func TestResponseBenignStreamPassesByteIdentical(t *testing.T) {
 	fx := respFixture(t, ActionBlock, ActionSanitize)
+	logged := respFixture(t, ActionLog, ActionLog)
 	for _, a := range respAPIs {
 		t.Run(a.name, func(t *testing.T) {
 			evs := a.events(tokens(benign, 4))
@@ -261,17 +272,29 @@ func TestResponseBenignStreamPassesByteIdentical(t *testing.T) {
 			if rec.Header().Get("Content-Type") != a.ctype {
 				t.Errorf("content type %q", rec.Header().Get("Content-Type"))
 			}
-			// Every event went out flushed: the body at the flushes covers each event's end.
+			// Every event went out flushed by the upstream's write that made it final, those
+			// released together in one flush: each flush ends at an event's end, and none is
+			// left unflushed after a write.
 			ends, n := map[int]bool{}, 0
 			for _, e := range evs {
 				n += len(e)
 				ends[n] = true
 			}
 			for _, at := range rec.atFlushes {
-				delete(ends, at)
+				if !ends[at] {
+					t.Errorf("a flush at %d, inside an event (flushes at %v)", at, rec.atFlushes)
+				}
 			}
-			if len(ends) > 0 {
-				t.Errorf("%d of %d event ends were not flushed on their own (flushes at %v)", len(ends), len(evs), rec.atFlushes)
+			if rec.unflushed > 0 || len(rec.atFlushes) == 0 || rec.atFlushes[len(rec.atFlushes)-1] != n {
+				t.Errorf("%d writes left bytes unflushed; flushes at %v of %d bytes", rec.unflushed, rec.atFlushes, n)
+			}
+			// Under log nothing is held: each event is flushed by the write that brought it.
+			rec, _ = serveResp(t, logged, a, 200, map[string]string{"Content-Type": a.ctype}, evs)
+			n = 0
+			for i, e := range evs {
+				if n += len(e); rec.delivered[i] != n {
+					t.Fatalf("log: after event %d the client has %d bytes flushed, want %d", i, rec.delivered[i], n)
+				}
 			}
 		})
 	}

@@ -189,6 +189,7 @@ func (f *Firewall) logFlagged(r *http.Request, req *llmreq.Request, o *outcome, 
 		ip = r.RemoteAddr
 	}
 	c.Write(
+		zap.String("phase", string(phaseRequest)),
 		zap.String("remote_ip", ip),
 		zap.String("host", r.Host),
 		zap.String("uri_path", r.URL.Path),

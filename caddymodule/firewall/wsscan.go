@@ -183,7 +183,7 @@ func (s *wsScanner) blocked() bool {
 	if out.verdict != engine.Safe {
 		s.f.logFlagged(s.r, req, out, action)
 	}
-	s.f.metrics.request(s.f.hosts.of(s.r), out.verdict, action)
+	s.f.metrics.request(phaseRequest, s.f.hosts.of(s.r), out.verdict, action)
 	return act == doBlock
 }
 
