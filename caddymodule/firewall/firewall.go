@@ -256,6 +256,12 @@ type Firewall struct {
 	// response matches too.
 	ResponseOnSuspicious string `json:"response_on_suspicious,omitempty"`
 
+	// MCP, when set, guards an MCP server instead of an LLM API: every
+	// request of the route is JSON-RPC over MCP's Streamable HTTP, scanned
+	// both ways with on_malicious, on_suspicious, rule and category (see
+	// MCPOptions, mcp.go). Default: unset (the route is an LLM API).
+	MCP *MCPOptions `json:"mcp,omitempty"`
+
 	engine     *engine.Engine
 	policy     *policy
 	respPolicy *policy // nil: responses are not scanned
@@ -267,6 +273,7 @@ type Firewall struct {
 	metrics    *metrics
 	hosts      *hostLabels
 	cache      *safeCache // nil when off
+	pins       *toolPins  // nil unless mcp pin_tools
 }
 
 // CaddyModule returns the Caddy module information.
@@ -350,6 +357,10 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		return err
 	}
 	f.respPolicy = f.responsePolicy()
+	f.pins = nil
+	if f.MCP != nil && f.MCP.PinTools {
+		f.pins = newToolPins()
+	}
 
 	if f.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
@@ -429,6 +440,9 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	w, fe := f.upgrade(w, r)
 	if fe != nil {
 		return f.refuse(w, r, llmreq.FamilyOf(r.URL.Path, r.Header), fe)
+	}
+	if f.MCP != nil {
+		return f.serveMCP(w, r, next) // mcp.go
 	}
 
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
