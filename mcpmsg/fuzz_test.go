@@ -32,6 +32,17 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("kind %d", m.Kind)
 			}
 		}
+		if !b.Batch {
+			// The envelope walk reads what encoding/json reads (exact keys, the last wins).
+			var env map[string]json.RawMessage
+			if err := json.Unmarshal(in, &env); err != nil {
+				t.Fatalf("accepted what encoding/json refuses: %v", err)
+			}
+			var method string
+			if raw, ok := env["method"]; ok && json.Unmarshal(raw, &method) == nil && method != b.Messages[0].Method {
+				t.Fatalf("method %q, encoding/json reads %q", b.Messages[0].Method, method)
+			}
+		}
 		repl := map[int]string{}
 		for i := range b.Doc.Texts {
 			if n := b.MessageOf(i); n < 0 || n >= len(b.Messages) {

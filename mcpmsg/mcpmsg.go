@@ -75,7 +75,7 @@ type Message struct {
 	Kind   Kind
 	ID     json.RawMessage // the id as sent (a string or a number; null in an error response); nil in a notification
 	Method string          // of a request or a notification
-	Result json.RawMessage // of a response, as sent
+	Result json.RawMessage // of a response, as sent: the parsed bytes' own (valid while they are)
 	Cursor string          // params.cursor of a request, when it is a string
 }
 
@@ -119,9 +119,10 @@ func Parse(b []byte) (*Body, error) {
 		}
 		return nil, ErrTooLarge
 	}
-	var raws []json.RawMessage
+	raws := [][]byte{b}
 	if body.Batch {
-		if err := json.Unmarshal(b, &raws); err != nil {
+		var ok bool
+		if raws, ok = elements(b); !ok {
 			return nil, ErrInvalidJSON
 		}
 		if len(raws) == 0 {
@@ -130,8 +131,6 @@ func Parse(b []byte) (*Body, error) {
 		if len(raws) > MaxBatch {
 			return nil, ErrTooLarge
 		}
-	} else {
-		raws = []json.RawMessage{b}
 	}
 	body.Messages = make([]Message, len(raws))
 	for i, raw := range raws {
@@ -146,9 +145,14 @@ func Parse(b []byte) (*Body, error) {
 
 // parseMessage reads one message's envelope. Keys match exactly and the
 // last of duplicate keys wins, as JSON.parse and the MCP SDKs read them.
-func parseMessage(raw json.RawMessage, m *Message) error {
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &env); err != nil || env == nil {
+func parseMessage(raw []byte, m *Message) error {
+	env := map[string][]byte{}
+	if !members(raw, func(k string, v []byte) {
+		switch k {
+		case "jsonrpc", "id", "method", "params", "result", "error":
+			env[k] = v
+		}
+	}) {
 		return ErrNotJSONRPC
 	}
 	var version string
@@ -158,8 +162,15 @@ func parseMessage(raw json.RawMessage, m *Message) error {
 	id, hasID := env["id"]
 	if hasID {
 		switch c := firstByte(id); {
-		case c == '"', c == '-', '0' <= c && c <= '9':
-			m.ID = id
+		case c == '"':
+			// As the peer's JSON.stringify writes it back: "\u0061" is "a".
+			var s string
+			if json.Unmarshal(id, &s) != nil {
+				return ErrNotJSONRPC
+			}
+			m.ID, _ = json.Marshal(s)
+		case c == '-', '0' <= c && c <= '9':
+			m.ID = bytes.Clone(id) // kept past the body's buffer
 		case c == 'n':
 			m.ID = json.RawMessage("null")
 		default:
@@ -179,11 +190,13 @@ func parseMessage(raw json.RawMessage, m *Message) error {
 				return ErrNotJSONRPC
 			}
 			m.Kind = Request
-			var params struct {
-				Cursor json.RawMessage `json:"cursor"`
-			}
-			if p, ok := env["params"]; ok && firstByte(p) == '{' && json.Unmarshal(p, &params) == nil {
-				_ = json.Unmarshal(params.Cursor, &m.Cursor)
+			if p, ok := env["params"]; ok {
+				members(p, func(k string, v []byte) {
+					if k == "cursor" {
+						m.Cursor = ""
+						_ = json.Unmarshal(v, &m.Cursor)
+					}
+				})
 			}
 		}
 		return nil

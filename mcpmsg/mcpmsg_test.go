@@ -30,6 +30,7 @@ func TestParseKinds(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c2"}}`, []Kind{Request}, []string{"1"}, "tools/list", "c2"},
 		{`{"jsonrpc":"2.0","id":"a","method":"ping"}`, []Kind{Request}, []string{`"a"`}, "ping", ""},
+		{` { "jsonrpc" : "2.0" , "id" : "\u0061" , "method" : "p\u0069ng", "method": "tools/list", "params": {"cursor": 1, "x": {"cursor": "no"}, "cursor": "c\"}"}} `, []Kind{Request}, []string{`"a"`}, "tools/list", `c"}`},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, []Kind{Notification}, []string{""}, "notifications/initialized", ""},
 		{`{"jsonrpc":"2.0","id":7,"result":{}}`, []Kind{Response}, []string{"7"}, "", ""},
 		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, []Kind{ErrorReply}, []string{"null"}, "", ""},
