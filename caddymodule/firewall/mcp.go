@@ -67,7 +67,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 	r.Header.Set("Accept-Encoding", "identity")
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		caddyhttp.SetVar(r.Context(), VarAction, actionPass)
-		f.metrics.request(hs, "none", actionPass)
+		f.countMCP(hs, "request", "none", actionPass)
 		return f.nextMCP(w, r, next, nil)
 	}
 	if r.ContentLength > f.MaxBody {
@@ -84,7 +84,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 	scrubTrailers(r)
 	if len(raw) == 0 {
 		caddyhttp.SetVar(r.Context(), VarAction, actionPass)
-		f.metrics.request(hs, "none", actionPass)
+		f.countMCP(hs, "request", "none", actionPass)
 		return f.nextMCP(w, r, next, nil)
 	}
 	start := time.Now()
@@ -110,7 +110,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 	if out.verdict != engine.Safe {
 		f.logMCP(r, "request", mcpMethods(msg), out, action)
 	}
-	f.metrics.request(hs, out.verdict, action)
+	f.countMCP(hs, "request", out.verdict, action)
 	switch action {
 	case ActionBlock:
 		ids := msg.Requests()
@@ -143,7 +143,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 // (id null: its ids are unknown), with the failure's status.
 func (f *Firewall) refuseMCP(w http.ResponseWriter, r *http.Request, fe *failure) error {
 	caddyhttp.SetVar(r.Context(), VarAction, actionRefuse)
-	f.metrics.request(f.hosts.of(r), "none", actionRefuse)
+	f.countMCP(f.hosts.of(r), "request", "none", actionRefuse)
 	if c := f.logger.Check(zapcore.InfoLevel, "request refused"); c != nil {
 		c.Write(zap.String("phase", "request"), zap.String("api", mcpAPI), zap.Int("status", fe.status), zap.String("reason", fe.code))
 	}
@@ -153,6 +153,14 @@ func (f *Firewall) refuseMCP(w http.ResponseWriter, r *http.Request, fe *failure
 	}
 	writeRPC(w, fe.status, mcpmsg.ErrorResponse(nil, code, fe.message, &mcpmsg.ErrorData{Code: fe.code}))
 	return nil
+}
+
+// countMCP counts one MCP message (or refused body) of phase "request"
+// (client to server) or "response" (server to client) in the requests
+// metric, as the LLM API side counts a request.
+func (f *Firewall) countMCP(hs *hostSeries, phase string, verdict engine.Verdict, action string) {
+	_ = phase // the metrics have no phase label yet
+	f.metrics.request(hs, verdict, action)
 }
 
 // writeRPC sends a JSON-RPC body the firewall wrote itself.

@@ -138,6 +138,10 @@ func (mw *mcpWriter) Write(p []byte) (int, error) {
 	switch {
 	case mw.pass:
 		return mw.w.Write(p)
+	case mw.done && mw.sse:
+		// A refused stream ends: the client reconnects rather than wait on a
+		// stream that sends nothing more.
+		return 0, errDone
 	case mw.done || len(p) == 0:
 		return len(p), nil
 	case mw.other:
@@ -153,6 +157,9 @@ func (mw *mcpWriter) Write(p []byte) (int, error) {
 	}
 	if err := mw.framer.Feed(p, mw.event); err != nil && !mw.done {
 		mw.refuse(err)
+	}
+	if mw.done {
+		return 0, errDone
 	}
 	return len(p), nil
 }
@@ -255,7 +262,7 @@ func (mw *mcpWriter) message(data []byte) (out []byte, ok bool) {
 	if o.verdict != engine.Safe {
 		f.logMCP(mw.r, "response", method, o, action)
 	}
-	f.metrics.request(hs, o.verdict, action)
+	f.countMCP(hs, "response", o.verdict, action)
 	for _, m := range msg.Messages {
 		if m.Kind == mcpmsg.Response || m.Kind == mcpmsg.ErrorReply {
 			mw.answered(m.ID)
@@ -337,7 +344,7 @@ func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, code int, t
 		case mcpmsg.Response, mcpmsg.ErrorReply:
 			parts = append(parts, mcpmsg.ErrorResponse(m.ID, code, text, data))
 		case mcpmsg.Request:
-			mw.answerServer(m.ID, mcpmsg.ErrorResponse(m.ID, code, text, data))
+			mw.answerServer(mcpmsg.ErrorResponse(m.ID, code, text, data))
 		}
 	}
 	switch {
@@ -379,7 +386,7 @@ func (mw *mcpWriter) answered(id json.RawMessage) {
 // answerServer sends the server the error answer to its request, as the
 // client would: a POST to the same endpoint, with the client's headers (its
 // session and protocol version, its credentials). The answer is discarded.
-func (mw *mcpWriter) answerServer(id json.RawMessage, body []byte) {
+func (mw *mcpWriter) answerServer(body []byte) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(mw.r.Context()), 10*time.Second)
 	defer cancel()
 	r := mw.r.Clone(ctx)
@@ -394,7 +401,6 @@ func (mw *mcpWriter) answerServer(id json.RawMessage, body []byte) {
 			c.Write(zap.String("phase", "response"), zap.String("api", mcpAPI), zap.Error(err))
 		}
 	}
-	_ = id
 }
 
 // discardWriter takes the server's answer to answerServer's POST.
@@ -431,7 +437,7 @@ func (mw *mcpWriter) refuse(err error) {
 	}
 	mw.done = true
 	f := mw.f
-	f.metrics.request(f.hosts.of(mw.r), "none", actionRefuse)
+	f.countMCP(f.hosts.of(mw.r), "response", "none", actionRefuse)
 	if c := f.logger.Check(zapcore.InfoLevel, "response refused"); c != nil {
 		c.Write(zap.String("phase", "response"), zap.String("api", mcpAPI), zap.String("reason", err.Error()))
 	}

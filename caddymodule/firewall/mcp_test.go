@@ -1,7 +1,9 @@
 package firewall
 
 import (
+	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -29,6 +31,8 @@ type mcpServer struct {
 	chunks []string
 	got    []string // the bodies of the requests it got, in order
 	header http.Header
+
+	writeErr error // the error of a write the firewall refused
 }
 
 func (s *mcpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
@@ -52,7 +56,8 @@ func (s *mcpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(status)
 	for _, c := range s.chunks {
 		if _, err := w.Write([]byte(c)); err != nil {
-			return err
+			s.writeErr = err
+			return nil // as reverse_proxy, which ends the response
 		}
 		_ = http.NewResponseController(w).Flush()
 	}
@@ -136,6 +141,8 @@ var mcpPlaces = []struct{ name, answer string }{
 	{"embedded resource", rpcResult(1, `{"content":[{"type":"resource","resource":{"uri":"file:///a","text":`+js(malText)+`}}]}`)},
 	{"resources/read", rpcResult(1, `{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":`+js(malText)+`}]}`)},
 	{"prompts/get", rpcResult(1, `{"messages":[{"role":"user","content":{"type":"text","text":`+js(malText)+`}}]}`)},
+	{"resource blob", rpcResult(1, `{"contents":[{"uri":"file:///a","mimeType":"text/plain","blob":"`+base64.StdEncoding.EncodeToString([]byte(malText))+`"}]}`)},
+	{"resource link", rpcResult(1, `{"content":[{"type":"resource_link","uri":"file:///a","name":"a","description":`+js(malText)+`}]}`)},
 	{"error message", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":` + js(malText) + `}}`},
 }
 
@@ -334,14 +341,18 @@ func TestMCPFailClosed(t *testing.T) {
 		{"not JSON-RPC", "application/json", []string{`{"result":1}`}, false},
 		{"other type", "text/plain", []string{"hello"}, false},
 		{"bad event", "text/event-stream", []string{sse(`{"jsonrpc":"2.0"`)}, false},
-		{"bad event later", "text/event-stream", []string{sse(`{"jsonrpc":"2.0","method":"notifications/progress"}`), sse("nope")}, true},
+		{"bad event later", "text/event-stream", []string{sse(`{"jsonrpc":"2.0","method":"notifications/progress"}`), sse("nope"), sse(rpcResult(1, "{}"))}, true},
 		{"event too large", "text/event-stream", []string{"data: " + strings.Repeat("x", 5000)}, false},
 		{"invalid UTF-8", "application/json", []string{"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := mcpDo(t, fx, http.MethodPost, toolsCall, &mcpServer{ctype: tc.ctype, chunks: tc.chunks})
+			srv := &mcpServer{ctype: tc.ctype, chunks: tc.chunks}
+			rec := mcpDo(t, fx, http.MethodPost, toolsCall, srv)
 			body := rec.Body.String()
 			if tc.streamed {
+				if srv.writeErr == nil {
+					t.Error("the refused stream did not end")
+				}
 				d := sseData(body)
 				if rec.Code != http.StatusOK || len(d) != 2 {
 					t.Fatalf("%d %q", rec.Code, body)
@@ -428,5 +439,37 @@ func TestMCPPinsBounded(t *testing.T) {
 	}
 	if !p.same("s0", "", []byte("y")) {
 		t.Error("the oldest session was not forgotten")
+	}
+}
+
+// Image data is not read as text: a real image passes unscanned and
+// unchanged; text declared as an image is scanned.
+func TestMCPMedia(t *testing.T) {
+	fx := mcpFixture(t, &Firewall{})
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0, 1, 2, 0xff, 0x80, 0x7f}, 1<<16)...)
+	img := rpcResult(1, `{"content":[{"type":"image","mimeType":"image/png","data":"`+base64.StdEncoding.EncodeToString(png)+`"}]}`)
+	rec := mcpDo(t, fx, http.MethodPost, toolsCall, &mcpServer{ctype: "application/json", chunks: []string{img}})
+	if rec.Body.String() != img || fx.logs.Len() != 0 {
+		t.Errorf("image: %.200s %s", rec.Body, fx.logs)
+	}
+	fake := rpcResult(1, `{"content":[{"type":"image","mimeType":"image/png","data":"`+base64.StdEncoding.EncodeToString([]byte(malText+" "+malText))+`"}]}`)
+	rec = mcpDo(t, fx, http.MethodPost, toolsCall, &mcpServer{ctype: "application/json", chunks: []string{fake}})
+	if e := decodeErr(t, rec.Body.String()); e.Error.Code != mcpErrBlocked {
+		t.Errorf("text as an image: %s", rec.Body)
+	}
+}
+
+// A server's batch answer is blocked whole: an error for each id.
+func TestMCPServerBatch(t *testing.T) {
+	fx := mcpFixture(t, &Firewall{})
+	req := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`
+	answer := `[` + rpcResult(1, `{"tools":[]}`) + `,` + rpcResult(2, `{"prompts":[{"name":"p","description":`+js(malText)+`}]}`) + `]`
+	rec := mcpDo(t, fx, http.MethodPost, req, &mcpServer{ctype: "application/json", chunks: []string{answer}})
+	var errs []rpcErr
+	if err := json.Unmarshal(rec.Body.Bytes(), &errs); err != nil || len(errs) != 2 || string(errs[0].ID) != "1" || errs[1].Error.Code != mcpErrBlocked {
+		t.Errorf("%s %v", rec.Body, err)
+	}
+	if !strings.Contains(fx.logs.String(), `"method":"tools/list,prompts/list"`) {
+		t.Errorf("log %s", fx.logs)
 	}
 }
