@@ -25,7 +25,9 @@ import (
 // LLM API answers only): the client's messages (tool calls, its answers to
 // the server's requests) and the server's (tool lists, tool results,
 // resources, prompts, sampling and elicitation requests, notifications),
-// every string value and object key of their params, result and error.
+// every string value and object key of their params, result and error,
+// whatever Roles says. A JSON answer and each SSE event are bounded by
+// max_body.
 type MCPOptions struct {
 	// PinTools refuses a session's changed tool list: the first tools/list
 	// answer of each session (Mcp-Session-Id and host; per client address

@@ -119,6 +119,12 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		}
 		mw.sse = true
 		mw.framer = llmresp.NewFramer(llmresp.API("mcp"), llmresp.FormatSSE, int(min(mw.f.MaxBody, 1<<30)))
+		// The client's fetch resolves on the headers (a GET stream may wait
+		// long for its first event): they go at once, and a refusal is then
+		// an error event.
+		h.Del("Content-Length")
+		mw.sendHeader()
+		_ = http.NewResponseController(mw.w).Flush()
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		mw.whole, mw.codings = true, codings
 	case code >= 300:

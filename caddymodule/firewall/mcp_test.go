@@ -340,9 +340,9 @@ func TestMCPFailClosed(t *testing.T) {
 		{"not JSON", "application/json", []string{"hello"}, false},
 		{"not JSON-RPC", "application/json", []string{`{"result":1}`}, false},
 		{"other type", "text/plain", []string{"hello"}, false},
-		{"bad event", "text/event-stream", []string{sse(`{"jsonrpc":"2.0"`)}, false},
+		{"bad event", "text/event-stream", []string{sse(`{"jsonrpc":"2.0"`), sse(rpcResult(1, "{}"))}, true},
 		{"bad event later", "text/event-stream", []string{sse(`{"jsonrpc":"2.0","method":"notifications/progress"}`), sse("nope"), sse(rpcResult(1, "{}"))}, true},
-		{"event too large", "text/event-stream", []string{"data: " + strings.Repeat("x", 5000)}, false},
+		{"event too large", "text/event-stream", []string{"data: " + strings.Repeat("x", 5000), sse(rpcResult(1, "{}"))}, true},
 		{"invalid UTF-8", "application/json", []string{"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -354,10 +354,10 @@ func TestMCPFailClosed(t *testing.T) {
 					t.Error("the refused stream did not end")
 				}
 				d := sseData(body)
-				if rec.Code != http.StatusOK || len(d) != 2 {
+				if rec.Code != http.StatusOK || len(d) == 0 || strings.Contains(body, `"result"`) {
 					t.Fatalf("%d %q", rec.Code, body)
 				}
-				body = d[1]
+				body = d[len(d)-1]
 			} else if rec.Code != http.StatusBadGateway {
 				t.Fatalf("status %d %q", rec.Code, body)
 			}
@@ -471,5 +471,28 @@ func TestMCPServerBatch(t *testing.T) {
 	}
 	if !strings.Contains(fx.logs.String(), `"method":"tools/list,prompts/list"`) {
 		t.Errorf("log %s", fx.logs)
+	}
+}
+
+// An event stream's headers go at once: a GET stream may wait long for its
+// first event, and the client's fetch waits for the headers.
+func TestMCPStreamHeadersAtOnce(t *testing.T) {
+	fx := mcpFixture(t, &Firewall{})
+	rec := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if !rec.Flushed || rec.Code != http.StatusOK {
+			t.Errorf("headers held: flushed %v, code %d", rec.Flushed, rec.Code)
+		}
+		_, err := w.Write([]byte(sse(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)))
+		return err
+	})
+	req := withVars(httptest.NewRequest(http.MethodGet, "/mcp", nil))
+	if err := fx.fw.ServeHTTP(rec, req, next); err != nil {
+		t.Fatal(err)
+	}
+	if len(sseData(rec.Body.String())) != 1 {
+		t.Errorf("body %q", rec.Body)
 	}
 }
