@@ -3,6 +3,10 @@
 // message texts (package llmreq), scans them with the rulebook's engine and
 // blocks the request, forwards a sanitized copy, or only labels it.
 //
+// With the mcp option a route guards an MCP server instead: its requests
+// are JSON-RPC over Streamable HTTP, scanned both ways (mcp.go,
+// mcp_stream.go, mcp_answer.go), and what follows here does not apply.
+//
 // Choices the design leaves open, made here to fail closed:
 //
 //   - Any request with a body is scanned, whatever its method; requests
