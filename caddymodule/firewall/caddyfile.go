@@ -50,6 +50,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    max_upload    <size>
 //	    response_on_malicious  block|sanitize|log|off
 //	    response_on_suspicious block|sanitize|log|off
+//	    mcp {
+//	        pin_tools
+//	    }
 //	}
 //
 // Every subdirective is optional, and so is the block. rulebook defaults to
@@ -71,7 +74,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 // request takes the strongest action of its matches. response_on_malicious
 // and response_on_suspicious (default off: the response is not touched)
 // scan the model's answers to LLM API requests and act on them; rule and
-// category apply to them too.
+// category apply to them too. mcp (a block, maybe empty) makes the route
+// the guard of an MCP server: every request is JSON-RPC, scanned both ways
+// with the actions above; pin_tools refuses a session's changed tool list.
 func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -205,6 +210,25 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_upload: want a size such as 512MiB, got '%s'", s)
 			}
 			f.MaxUpload = int64(size)
+		case "mcp":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			if f.MCP != nil {
+				return d.Err("mcp: given twice")
+			}
+			f.MCP = new(MCPOptions)
+			for nesting := d.Nesting(); d.NextBlock(nesting); {
+				switch d.Val() {
+				case "pin_tools":
+					if d.NextArg() {
+						return d.ArgErr()
+					}
+					f.MCP.PinTools = true
+				default:
+					return d.Errf("unrecognized mcp option '%s' (want pin_tools)", d.Val())
+				}
+			}
 		default:
 			return d.Errf("unrecognized prompt_firewall subdirective '%s'%s", d.Val(), nearest.Hint(d.Val(), subdirectives))
 		}
@@ -216,7 +240,7 @@ func (f *Firewall) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 // one is compared with (a test holds the two together).
 var subdirectives = []string{"rulebook", "on_malicious", "on_suspicious", "roles", "max_body", "safe_cache",
 	"unscannable_files", "token_ids", "rule", "category", "websocket", "max_upload",
-	"response_on_malicious", "response_on_suspicious"}
+	"response_on_malicious", "response_on_suspicious", "mcp"}
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Firewall)(nil)

@@ -44,6 +44,10 @@ func TestCaddyfileErrors(t *testing.T) {
 		{"token_ids missing", "prompt_firewall {\n token_ids\n}", "wrong argument count"},
 		{"response action unknown", "prompt_firewall {\n response_on_malicious drop\n}", "response_on_malicious: unknown action 'drop' (want block, sanitize, log or off)"},
 		{"response action missing", "prompt_firewall {\n response_on_suspicious\n}", "wrong argument count"},
+		{"mcp argument", "prompt_firewall {\n mcp on\n}", "wrong argument count"},
+		{"mcp unknown option", "prompt_firewall {\n mcp {\n pin_tool\n }\n}", "unrecognized mcp option 'pin_tool' (want pin_tools)"},
+		{"mcp pin_tools argument", "prompt_firewall {\n mcp {\n pin_tools yes\n }\n}", "wrong argument count"},
+		{"mcp twice", "prompt_firewall {\n mcp\n mcp\n}", "mcp: given twice"},
 		{"category twice", "prompt_firewall {\n category obfuscation off\n category obfuscation log\n}", "category obfuscation: given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,10 @@
 // message texts (package llmreq), scans them with the rulebook's engine and
 // blocks the request, forwards a sanitized copy, or only labels it.
 //
+// With the mcp option a route guards an MCP server instead: its requests
+// are JSON-RPC over Streamable HTTP, scanned both ways (mcp.go,
+// mcp_stream.go, mcp_answer.go), and what follows here does not apply.
+//
 // Choices the design leaves open, made here to fail closed:
 //
 //   - Any request with a body is scanned, whatever its method; requests
@@ -256,6 +260,12 @@ type Firewall struct {
 	// response matches too.
 	ResponseOnSuspicious string `json:"response_on_suspicious,omitempty"`
 
+	// MCP, when set, guards an MCP server instead of an LLM API: every
+	// request of the route is JSON-RPC over MCP's Streamable HTTP, scanned
+	// both ways with on_malicious, on_suspicious, rule and category (see
+	// MCPOptions, mcp.go). Default: unset (the route is an LLM API).
+	MCP *MCPOptions `json:"mcp,omitempty"`
+
 	engine     *engine.Engine
 	policy     *policy
 	respPolicy *policy // nil: responses are not scanned
@@ -267,6 +277,7 @@ type Firewall struct {
 	metrics    *metrics
 	hosts      *hostLabels
 	cache      *safeCache // nil when off
+	pins       *toolPins  // nil unless mcp pin_tools
 }
 
 // CaddyModule returns the Caddy module information.
@@ -350,6 +361,10 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 		return err
 	}
 	f.respPolicy = f.responsePolicy()
+	f.pins = nil
+	if f.MCP != nil && f.MCP.PinTools {
+		f.pins = newToolPins()
+	}
 
 	if f.metrics, err = registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
@@ -430,6 +445,9 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	if fe != nil {
 		return f.refuse(w, r, llmreq.FamilyOf(r.URL.Path, r.Header), fe)
 	}
+	if f.MCP != nil {
+		return f.serveMCP(w, r, next) // mcp.go
+	}
 
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return f.pass(w, r, next)
@@ -504,7 +522,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	out := f.scan(req, client)
 	out.unscanned += form.unscanned
 	hs := f.hosts.of(r)
-	f.metrics.observeScan(hs, time.Since(start), out)
+	f.metrics.observeScan(phaseRequest, hs, time.Since(start), out)
 	if out.refusal != nil {
 		if req.API != llmreq.Generic {
 			fam = req.API.Family()

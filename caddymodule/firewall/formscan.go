@@ -197,7 +197,7 @@ func (f *Firewall) judge(r *http.Request, units []scanUnit, unscanned int) (*out
 		mergeOutcome(total, u.out)
 	}
 	hs := f.hosts.of(r)
-	f.metrics.observeScan(hs, time.Since(start), total)
+	f.metrics.observeScan(phaseRequest, hs, time.Since(start), total)
 	if total.refusal != nil {
 		return total, actionRefuse
 	}

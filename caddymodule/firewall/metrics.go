@@ -197,15 +197,15 @@ func (m *metrics) match(p phase, hs *hostSeries, rule string) {
 	m.matches.WithLabelValues(string(p), hs.host, rule).Inc()
 }
 
-// observeScan records the scan of a request body.
-func (m *metrics) observeScan(hs *hostSeries, d time.Duration, o *outcome) {
-	m.scanned(phaseRequest, d, int64(o.bytes))
+// observeScan records the scan of a body of phase p: a request's, or an MCP server's message.
+func (m *metrics) observeScan(p phase, hs *hostSeries, d time.Duration, o *outcome) {
+	m.scanned(p, d, int64(o.bytes))
 	if o.cached > 0 {
 		m.cachedTexts.Add(float64(o.cached))
 	}
 	for _, fl := range o.flagged {
 		for _, mt := range fl.res.Matches {
-			m.match(phaseRequest, hs, mt.Rule)
+			m.match(p, hs, mt.Rule)
 		}
 	}
 }
