@@ -3,7 +3,6 @@ package firewall
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -170,28 +169,7 @@ func writeRPC(w http.ResponseWriter, status int, body []byte) {
 // logMCP writes the one entry of a flagged MCP message: what matched and
 // where, never the text.
 func (f *Firewall) logMCP(r *http.Request, p phase, method string, o *outcome, action string) {
-	c := f.logger.Check(zapcore.WarnLevel, "prompt injection detected")
-	if c == nil {
-		return
-	}
-	ip, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		ip = r.RemoteAddr
-	}
-	c.Write(
-		zap.String("phase", string(p)),
-		zap.String("remote_ip", ip),
-		zap.String("host", r.Host),
-		zap.String("uri_path", r.URL.Path),
-		zap.String("verdict", string(o.verdict)),
-		zap.String("action", action),
-		zap.String("api", mcpAPI),
-		zap.String("method", method),
-		zap.Strings("rules", o.rules),
-		zap.Strings("categories", o.categories),
-		zap.String("rulebook", f.rulesID),
-		zap.Array("texts", flaggedTexts(o.flagged)),
-	)
+	f.logMatches(r, p, mcpAPI, o, action, zap.String("method", method))
 }
 
 // mcpMethods names the methods of a body's messages, as known MCP names.

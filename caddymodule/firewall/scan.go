@@ -177,9 +177,16 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 func (o *outcome) param() string { return o.blockedAt }
 
 // logFlagged writes the one warn entry of a flagged request: what matched
-// and where, never the text. The URL's path is logged without its query,
-// which may hold an API key (Gemini's ?key=).
+// and where, never the text.
 func (f *Firewall) logFlagged(r *http.Request, req *llmreq.Request, o *outcome, action string) {
+	f.logMatches(r, phaseRequest, string(req.API), o, action)
+}
+
+// logMatches writes the one warn entry of a flagged body of phase p (a
+// request, or an MCP message), with extra fields after the common ones. The
+// URL's path is logged without its query, which may hold an API key
+// (Gemini's ?key=).
+func (f *Firewall) logMatches(r *http.Request, p phase, api string, o *outcome, action string, extra ...zap.Field) {
 	c := f.logger.Check(zapcore.WarnLevel, "prompt injection detected")
 	if c == nil {
 		return
@@ -188,19 +195,19 @@ func (f *Firewall) logFlagged(r *http.Request, req *llmreq.Request, o *outcome, 
 	if err != nil {
 		ip = r.RemoteAddr
 	}
-	c.Write(
-		zap.String("phase", string(phaseRequest)),
+	c.Write(append([]zap.Field{
+		zap.String("phase", string(p)),
 		zap.String("remote_ip", ip),
 		zap.String("host", r.Host),
 		zap.String("uri_path", r.URL.Path),
 		zap.String("verdict", string(o.verdict)),
 		zap.String("action", action),
-		zap.String("api", string(req.API)),
+		zap.String("api", api),
 		zap.Strings("rules", o.rules),
 		zap.Strings("categories", o.categories),
 		zap.String("rulebook", f.rulesID),
 		zap.Array("texts", flaggedTexts(o.flagged)),
-	)
+	}, extra...)...)
 }
 
 type flaggedTexts []flagged
