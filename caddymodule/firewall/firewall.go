@@ -549,12 +549,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		writeBlock(w, fam, out)
 		return nil
 	case ActionSanitize:
-		setBody(r, req.Rewrite(repl))
-		dropBodyDigests(r)
-		if decoded {
-			// The upstream gets the decoded, rewritten body as identity.
-			r.Header.Del("Content-Encoding")
-		}
+		setRewritten(r, req.Rewrite(repl), decoded)
 		return f.next(w, r, next, req.API)
 	}
 	// log, and pass for safe: the original bytes, still encoded if they
@@ -674,6 +669,17 @@ func boxed(s string) any {
 // with a Content-Length (never chunked).
 func setBody(r *http.Request, b []byte) {
 	setBodyReader(r, readCloser{bytes.NewReader(b)}, len(b))
+}
+
+// setRewritten replaces the request body with its sanitized copy b: its
+// digests no longer hold, and a body that came encoded goes on decoded, as
+// identity.
+func setRewritten(r *http.Request, b []byte, decoded bool) {
+	setBody(r, b)
+	dropBodyDigests(r)
+	if decoded {
+		r.Header.Del("Content-Encoding")
+	}
 }
 
 // setBodyReader replaces the request body with body, of n bytes.

@@ -125,11 +125,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 		writeRPC(w, status, mcpmsg.ErrorBatch(ids, msg.Batch, mcpErrBlocked, text, data))
 		return nil
 	case ActionSanitize:
-		setBody(r, msg.Rewrite(repl))
-		dropBodyDigests(r)
-		if decoded {
-			r.Header.Del("Content-Encoding")
-		}
+		setRewritten(r, msg.Rewrite(repl), decoded)
 		putBodyBuf(raw)
 		return f.nextMCP(w, r, next, msg)
 	}
