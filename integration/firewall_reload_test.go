@@ -40,7 +40,7 @@ http://%s {
 	}
 	s := startCaddy(t, config("block"), nil, siteAddr, metricsAddr, adminAddr)
 	body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"` + e2eMalicious + `"}]}`)
-	const blocked = `promptwall_firewall_requests_total{action="block",host="127.0.0.1",verdict="malicious"} 1`
+	const blocked = `promptwall_firewall_requests_total{action="block",host="127.0.0.1",phase="request",verdict="malicious"} 1`
 
 	if resp, rb := postRaw(t, "http://"+siteAddr+"/v1/chat/completions", body, ""); resp.StatusCode != 400 {
 		t.Fatalf("before reload: %d %s", resp.StatusCode, rb)
@@ -93,7 +93,7 @@ http://%s {
 		t.Fatalf("upstream after reload: %+v", got)
 	}
 	m := fetchText(t, "http://"+metricsAddr+"/metrics")
-	if !strings.Contains(m, blocked) || !strings.Contains(m, `promptwall_firewall_requests_total{action="log",host="127.0.0.1",verdict="malicious"} 1`) {
+	if !strings.Contains(m, blocked) || !strings.Contains(m, `promptwall_firewall_requests_total{action="log",host="127.0.0.1",phase="request",verdict="malicious"} 1`) {
 		t.Errorf("metrics after reload:\n%s", grepLines(m, "promptwall_"))
 	}
 	if log := s.Log(); strings.Contains(log, "duplicate metrics collector") || strings.Contains(log, "panic") {

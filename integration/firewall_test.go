@@ -514,8 +514,8 @@ func TestFirewallE2E(t *testing.T) {
 		postRaw(t, s.main+"/v1/chat/completions", []byte(`{"messages": "`+canary+`"`), "")
 
 		metrics := fetchText(t, s.metrics)
-		if !strings.Contains(metrics, `promptwall_firewall_requests_total{action="block",host="127.0.0.1",verdict="malicious"}`) ||
-			!strings.Contains(metrics, `promptwall_firewall_matches_total{host="127.0.0.1",rule="IO-1"}`) {
+		if !strings.Contains(metrics, `promptwall_firewall_requests_total{action="block",host="127.0.0.1",phase="request",verdict="malicious"}`) ||
+			!strings.Contains(metrics, `promptwall_firewall_matches_total{host="127.0.0.1",phase="request",rule="IO-1"}`) {
 			t.Fatalf("firewall metrics missing:\n%s", grepLines(metrics, "promptwall_"))
 		}
 		if strings.Contains(metrics, canary) {
