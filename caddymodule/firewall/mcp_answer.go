@@ -70,14 +70,14 @@ func (mw *mcpWriter) message(data []byte) (out []byte, ok bool) {
 		data := &mcpmsg.ErrorData{Code: CodeMCPBlocked, Rules: o.rules, Categories: o.categories}
 		text := "Blocked by prompt firewall: prompt injection detected in the MCP server's message (rules " +
 			strings.Join(o.rules, ", ") + "; categories " + strings.Join(o.categories, ", ") + ")"
-		return mw.replace(msg, nil, mcpErrBlocked, text, data), true
+		return mw.replace(msg, nil, nil, mcpErrBlocked, text, data), true
 	case len(changed) > 0:
 		if c := f.logger.Check(zapcore.WarnLevel, "mcp tool list changed"); c != nil {
 			c.Write(zap.String("phase", "response"), zap.String("api", mcpAPI), zap.String("host", mw.r.Host),
 				zap.String("uri_path", mw.r.URL.Path), zap.String("method", "tools/list"), zap.String("action", ActionBlock))
 		}
 		data := &mcpmsg.ErrorData{Code: CodeMCPToolsChanged}
-		return mw.replace(msg, changed, mcpErrToolsChanged,
+		return mw.replace(msg, changed, repl, mcpErrToolsChanged,
 			"Refused by prompt firewall: the MCP server's tool list changed during the session (pin_tools)", data), true
 	case act == doSanitize:
 		return msg.Rewrite(repl), true
@@ -126,15 +126,16 @@ func (mw *mcpWriter) methods(msg *mcpmsg.Body) string {
 }
 
 // replace returns what is sent instead of msg's messages (of only those
-// whose ids only is set for, when it is not nil): an answer becomes the
+// whose ids only is set for, when it is not nil; the others get repl's
+// rewrites): an answer becomes the
 // error for its id, a server's request is answered to the server with that
 // error and not delivered, a notification is dropped; the others go as
 // they came.
-func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, code int, text string, data *mcpmsg.ErrorData) []byte {
+func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, repl map[int]string, code int, text string, data *mcpmsg.ErrorData) []byte {
 	var parts [][]byte
 	for i, m := range msg.Messages {
 		if only != nil && !only[string(m.ID)] {
-			parts = append(parts, rawMessage(msg, i))
+			parts = append(parts, rawMessage(msg, i, repl))
 			continue
 		}
 		switch m.Kind {
@@ -153,9 +154,9 @@ func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, code int, t
 	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']')
 }
 
-// rawMessage returns message i of msg as it came.
-func rawMessage(msg *mcpmsg.Body, i int) []byte {
-	b := msg.Rewrite(nil)
+// rawMessage returns message i of msg as it came, with repl's rewrites.
+func rawMessage(msg *mcpmsg.Body, i int, repl map[int]string) []byte {
+	b := msg.Rewrite(repl)
 	if !msg.Batch {
 		return b
 	}
