@@ -93,7 +93,7 @@ func (mw *mcpWriter) pinned(msg *mcpmsg.Body) map[string]bool {
 	}
 	var changed map[string]bool
 	for _, m := range msg.Messages {
-		p, ok := mw.pending[string(m.ID)]
+		p, ok := mw.pending[idKey(m.ID)]
 		if m.Kind != mcpmsg.Response || !ok || p.method != "tools/list" {
 			continue
 		}
@@ -116,7 +116,7 @@ func (mw *mcpWriter) methods(msg *mcpmsg.Body) string {
 		case m.Method != "":
 			name = mcpmsg.MethodLabel(m.Method)
 		case m.ID != nil:
-			if p, ok := mw.pending[string(m.ID)]; ok {
+			if p, ok := mw.pending[idKey(m.ID)]; ok {
 				name = mcpmsg.MethodLabel(p.method)
 			}
 		}
@@ -169,12 +169,13 @@ func rawMessage(msg *mcpmsg.Body, i int, repl map[int]string) []byte {
 
 // answered marks the client's request id as answered.
 func (mw *mcpWriter) answered(id json.RawMessage) {
-	if _, ok := mw.pending[string(id)]; !ok {
+	k := idKey(id)
+	if _, ok := mw.pending[k]; !ok {
 		return
 	}
-	delete(mw.pending, string(id))
+	delete(mw.pending, k)
 	for i, x := range mw.ids {
-		if string(x) == string(id) {
+		if idKey(x) == k {
 			mw.ids = append(mw.ids[:i], mw.ids[i+1:]...)
 			break
 		}
