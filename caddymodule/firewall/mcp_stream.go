@@ -70,6 +70,9 @@ func (f *Firewall) nextMCP(w http.ResponseWriter, r *http.Request, next caddyhtt
 				mw.ids = append(mw.ids, m.ID)
 			}
 		}
+		if f.pins != nil {
+			f.pins.expect(pinSession(r), msg)
+		}
 	}
 	err := next.ServeHTTP(mw, r)
 	mw.finish()
