@@ -15,7 +15,7 @@ import (
 	"github.com/promptwall/promptwall/mcpmsg"
 )
 
-// Bounds of pin_tools' memory: 32 bytes a page and about 70 a pending
+// Bounds of pin_tools' memory: 32 bytes a page and about 100 a pending
 // request, a few kilobytes a session at most.
 const (
 	maxPinnedSessions = 10000
@@ -26,12 +26,20 @@ const (
 // toolPins remembers, per session, a keyed hash of each tools/list page,
 // and the requests the client waits for, so that an answer on any of the
 // session's streams is matched to its request. Keys are hashed too:
-// neither session ids, request ids, cursors nor tool texts are kept.
+// neither session ids, request ids, cursors nor tool texts are kept. The
+// two are bounded apart: requests to sessions the server never answers
+// (made-up session ids) cannot push out the pins of real ones.
 type toolPins struct {
 	mu       sync.Mutex
 	key      []byte
-	sessions map[[32]byte]*pinned // by session
-	order    [][32]byte           // sessions, oldest first (maybe forgotten since)
+	sessions pinTable // pages
+	waiting  pinTable // pending requests
+}
+
+// pinTable is sessions' memory, the oldest forgotten past maxPinnedSessions.
+type pinTable struct {
+	m     map[[32]byte]*pinned
+	order [][32]byte // sessions, oldest first (maybe forgotten since)
 }
 
 // pinned is one session's memory.
@@ -50,7 +58,7 @@ type pendingPin struct {
 func newToolPins() *toolPins {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key) // never fails (crypto/rand)
-	return &toolPins{key: key, sessions: map[[32]byte]*pinned{}}
+	return &toolPins{key: key, sessions: pinTable{m: map[[32]byte]*pinned{}}, waiting: pinTable{m: map[[32]byte]*pinned{}}}
 }
 
 func (p *toolPins) sum(parts ...string) [32]byte {
@@ -87,7 +95,7 @@ func (p *toolPins) sameKey(sk, ck [32]byte, result []byte) bool {
 	rk := p.sum(string(result))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.session(sk)
+	s := p.sessions.get(sk)
 	old, ok := s.pages[ck]
 	if !ok {
 		if len(s.pages) >= maxPinnedPages {
@@ -99,22 +107,22 @@ func (p *toolPins) sameKey(sk, ck [32]byte, result []byte) bool {
 	return hmac.Equal(old[:], rk[:])
 }
 
-// session returns sk's memory, made (and the oldest forgotten) if new;
-// p.mu is held.
-func (p *toolPins) session(sk [32]byte) *pinned {
-	s := p.sessions[sk]
+// get returns sk's memory, made (and the oldest forgotten) if new; the
+// toolPins' mu is held.
+func (t *pinTable) get(sk [32]byte) *pinned {
+	s := t.m[sk]
 	if s != nil {
 		return s
 	}
-	for len(p.sessions) >= maxPinnedSessions && len(p.order) > 0 {
-		delete(p.sessions, p.order[0])
-		p.order = p.order[1:]
+	for len(t.m) >= maxPinnedSessions && len(t.order) > 0 {
+		delete(t.m, t.order[0])
+		t.order = t.order[1:]
 	}
 	s = &pinned{pages: map[[32]byte][32]byte{}, pending: map[[32]byte]pendingPin{}}
-	p.sessions[sk] = s
-	p.order = append(p.order, sk)
-	if len(p.order) > 2*maxPinnedSessions {
-		p.compact()
+	t.m[sk] = s
+	t.order = append(t.order, sk)
+	if len(t.order) > 2*maxPinnedSessions {
+		t.compact()
 	}
 	return s
 }
@@ -142,7 +150,7 @@ func (p *toolPins) expect(session string, msg *mcpmsg.Body) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.session(sk)
+	s := p.waiting.get(sk)
 	for _, r := range reqs {
 		for len(s.pending) >= maxPendingIDs && len(s.porder) > 0 {
 			delete(s.pending, s.porder[0])
@@ -170,7 +178,7 @@ func (p *toolPins) answer(session, id string) (pp pendingPin, ok bool) {
 	sk, ik := p.sum(session), p.sum(id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.sessions[sk]
+	s := p.waiting.m[sk]
 	if s == nil {
 		return pendingPin{}, false
 	}
@@ -183,19 +191,20 @@ func (p *toolPins) answer(session, id string) (pp pendingPin, ok bool) {
 func (p *toolPins) forget(session string) {
 	sk := p.sum(session)
 	p.mu.Lock()
-	delete(p.sessions, sk)
+	delete(p.sessions.m, sk)
+	delete(p.waiting.m, sk)
 	p.mu.Unlock()
 }
 
 // compact drops forgotten sessions from order.
-func (p *toolPins) compact() {
-	live := p.order[:0]
-	for _, k := range p.order {
-		if _, ok := p.sessions[k]; ok {
+func (t *pinTable) compact() {
+	live := t.order[:0]
+	for _, k := range t.order {
+		if _, ok := t.m[k]; ok {
 			live = append(live, k)
 		}
 	}
-	p.order = live
+	t.order = live
 }
 
 // pinned matches msg's answers to the requests the client waits for: on
@@ -275,7 +284,7 @@ func (p *toolPins) known(session string, result []byte) bool {
 	sk, rk := p.sum(session), p.sum(string(result))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := p.sessions[sk]
+	s := p.sessions.m[sk]
 	if s == nil || len(s.pages) == 0 {
 		return true
 	}

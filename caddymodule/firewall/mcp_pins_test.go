@@ -151,7 +151,10 @@ func TestMCPPinPendingBounded(t *testing.T) {
 		}
 		p.expect("s", msg)
 	}
-	s := p.sessions[p.sum("s")]
+	if len(p.sessions.m) != 0 {
+		t.Errorf("requests made %d sessions of pins", len(p.sessions.m))
+	}
+	s := p.waiting.m[p.sum("s")]
 	if len(s.pending) != maxPendingIDs || len(s.porder) > 2*maxPendingIDs {
 		t.Errorf("%d pending, %d in order", len(s.pending), len(s.porder))
 	}
