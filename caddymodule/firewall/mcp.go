@@ -33,9 +33,11 @@ type MCPOptions struct {
 	// without a session id), page by page (cursor), is remembered by a keyed
 	// hash, and a later answer that differs is replaced by a JSON-RPC error
 	// with code -32091 (a "rug pull": a server that changes its tools after
-	// they were approved). At most 10000 sessions are remembered (the oldest
-	// is forgotten first); a DELETE of the session forgets it. No text is
-	// kept. Default: false.
+	// they were approved), on any of the session's streams. Answers are
+	// matched to the client's pending requests by id value, and a result
+	// that answers none is dropped. At most 10000 sessions are remembered
+	// (the oldest is forgotten first), 64 pending requests each; a DELETE
+	// of the session forgets it. No text is kept. Default: false.
 	PinTools bool `json:"pin_tools,omitempty"`
 }
 

@@ -70,41 +70,21 @@ func (mw *mcpWriter) message(data []byte) (out []byte, ok bool) {
 		data := &mcpmsg.ErrorData{Code: CodeMCPBlocked, Rules: o.rules, Categories: o.categories}
 		text := "Blocked by prompt firewall: prompt injection detected in the MCP server's message (rules " +
 			strings.Join(o.rules, ", ") + "; categories " + strings.Join(o.categories, ", ") + ")"
-		return mw.replace(msg, nil, mcpErrBlocked, text, data), true
-	case len(changed) > 0:
+		return mw.replace(msg, nil, nil, mcpErrBlocked, text, data), true
+	case len(changed) > 0 && mw.anyChanged(changed):
 		if c := f.logger.Check(zapcore.WarnLevel, "mcp tool list changed"); c != nil {
 			c.Write(zap.String("phase", "response"), zap.String("api", mcpAPI), zap.String("host", mw.r.Host),
 				zap.String("uri_path", mw.r.URL.Path), zap.String("method", "tools/list"), zap.String("action", ActionBlock))
 		}
 		data := &mcpmsg.ErrorData{Code: CodeMCPToolsChanged}
-		return mw.replace(msg, changed, mcpErrToolsChanged,
+		return mw.replace(msg, changed, repl, mcpErrToolsChanged,
 			"Refused by prompt firewall: the MCP server's tool list changed during the session (pin_tools)", data), true
+	case len(changed) > 0:
+		return mw.replace(msg, changed, repl, 0, "", nil), true // only strays, dropped
 	case act == doSanitize:
 		return msg.Rewrite(repl), true
 	}
 	return nil, true
-}
-
-// pinned returns the ids of msg's tools/list answers that differ from the
-// session's pinned pages.
-func (mw *mcpWriter) pinned(msg *mcpmsg.Body) map[string]bool {
-	if mw.f.pins == nil {
-		return nil
-	}
-	var changed map[string]bool
-	for _, m := range msg.Messages {
-		p, ok := mw.pending[string(m.ID)]
-		if m.Kind != mcpmsg.Response || !ok || p.method != "tools/list" {
-			continue
-		}
-		if !mw.f.pins.same(pinSession(mw.r), p.cursor, m.Result) {
-			if changed == nil {
-				changed = map[string]bool{}
-			}
-			changed[string(m.ID)] = true
-		}
-	}
-	return changed
 }
 
 // methods names msg's methods for the log: a response by its request's.
@@ -116,7 +96,7 @@ func (mw *mcpWriter) methods(msg *mcpmsg.Body) string {
 		case m.Method != "":
 			name = mcpmsg.MethodLabel(m.Method)
 		case m.ID != nil:
-			if p, ok := mw.pending[string(m.ID)]; ok {
+			if p, ok := mw.pending[idKey(m.ID)]; ok {
 				name = mcpmsg.MethodLabel(p.method)
 			}
 		}
@@ -126,16 +106,22 @@ func (mw *mcpWriter) methods(msg *mcpmsg.Body) string {
 }
 
 // replace returns what is sent instead of msg's messages (of only those
-// whose ids only is set for, when it is not nil): an answer becomes the
+// whose ids only holds, when it is not nil; one it holds as false is
+// dropped; the others get repl's rewrites): an answer becomes the
 // error for its id, a server's request is answered to the server with that
 // error and not delivered, a notification is dropped; the others go as
 // they came.
-func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, code int, text string, data *mcpmsg.ErrorData) []byte {
+func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, repl map[int]string, code int, text string, data *mcpmsg.ErrorData) []byte {
 	var parts [][]byte
 	for i, m := range msg.Messages {
-		if only != nil && !only[string(m.ID)] {
-			parts = append(parts, rawMessage(msg, i))
-			continue
+		if only != nil {
+			bad, listed := only[string(m.ID)]
+			if !listed {
+				parts = append(parts, rawMessage(msg, i, repl))
+			}
+			if !bad {
+				continue
+			}
 		}
 		switch m.Kind {
 		case mcpmsg.Response, mcpmsg.ErrorReply:
@@ -153,9 +139,9 @@ func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, code int, t
 	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']')
 }
 
-// rawMessage returns message i of msg as it came.
-func rawMessage(msg *mcpmsg.Body, i int) []byte {
-	b := msg.Rewrite(nil)
+// rawMessage returns message i of msg as it came, with repl's rewrites.
+func rawMessage(msg *mcpmsg.Body, i int, repl map[int]string) []byte {
+	b := msg.Rewrite(repl)
 	if !msg.Batch {
 		return b
 	}
@@ -168,12 +154,13 @@ func rawMessage(msg *mcpmsg.Body, i int) []byte {
 
 // answered marks the client's request id as answered.
 func (mw *mcpWriter) answered(id json.RawMessage) {
-	if _, ok := mw.pending[string(id)]; !ok {
+	k := idKey(id)
+	if _, ok := mw.pending[k]; !ok {
 		return
 	}
-	delete(mw.pending, string(id))
+	delete(mw.pending, k)
 	for i, x := range mw.ids {
-		if string(x) == string(id) {
+		if idKey(x) == k {
 			mw.ids = append(mw.ids[:i], mw.ids[i+1:]...)
 			break
 		}

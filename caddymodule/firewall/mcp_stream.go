@@ -37,7 +37,7 @@ type mcpWriter struct {
 	r    *http.Request
 	next caddyhttp.Handler
 
-	pending map[string]pendingReq // by raw id
+	pending map[string]pendingReq // by idKey
 	ids     []json.RawMessage     // the pending ids in order
 	batch   bool                  // the POST was a batch: a whole error answer is one too
 	client  uint64
@@ -66,9 +66,12 @@ func (f *Firewall) nextMCP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		mw.batch = msg.Batch
 		for _, m := range msg.Messages {
 			if m.Kind == mcpmsg.Request {
-				mw.pending[string(m.ID)] = pendingReq{m.Method, m.Cursor}
+				mw.pending[idKey(m.ID)] = pendingReq{m.Method, m.Cursor}
 				mw.ids = append(mw.ids, m.ID)
 			}
+		}
+		if f.pins != nil {
+			f.pins.expect(pinSession(r), msg)
 		}
 	}
 	err := next.ServeHTTP(mw, r)

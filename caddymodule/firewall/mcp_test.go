@@ -249,8 +249,8 @@ func TestMCPPinsBounded(t *testing.T) {
 	for i := 0; i < maxPinnedSessions+10; i++ {
 		p.same("s"+strconv.Itoa(i), "", []byte("x"))
 	}
-	if len(p.sessions) != maxPinnedSessions || len(p.order) > 2*maxPinnedSessions {
-		t.Errorf("%d sessions, %d in order", len(p.sessions), len(p.order))
+	if len(p.sessions.m) != maxPinnedSessions || len(p.sessions.order) > 2*maxPinnedSessions {
+		t.Errorf("%d sessions, %d in order", len(p.sessions.m), len(p.sessions.order))
 	}
 	if !p.same("s0", "", []byte("y")) {
 		t.Error("the oldest session was not forgotten")
