@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -104,7 +103,7 @@ func (mw *mcpWriter) WriteHeader(code int) {
 	h := mw.w.Header()
 	codings, fe := contentCodings(h.Get("Content-Encoding"))
 	if fe != nil {
-		mw.refuse(fmt.Errorf("content encoding %q", h.Get("Content-Encoding")))
+		mw.refuse(errAnswerEncoding)
 		return
 	}
 	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
@@ -148,7 +147,7 @@ func (mw *mcpWriter) Write(p []byte) (int, error) {
 	case mw.done || len(p) == 0:
 		return len(p), nil
 	case mw.other:
-		mw.refuse(fmt.Errorf("content type %q", mw.w.Header().Get("Content-Type")))
+		mw.refuse(errAnswerType)
 		return len(p), nil
 	case mw.whole:
 		if int64(len(mw.buf)+len(p)) > mw.f.MaxBody {
@@ -207,7 +206,7 @@ func (mw *mcpWriter) finish() {
 	for i := len(mw.codings) - 1; i >= 0; i-- {
 		var err error
 		if body, err = decode(mw.codings[i], body, mw.f.MaxBody); err != nil {
-			mw.refuse(fmt.Errorf("content encoding %s: %v", mw.codings[i], err))
+			mw.refuse(errAnswerDecode)
 			return
 		}
 	}
