@@ -74,6 +74,12 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 	if r.ContentLength > f.MaxBody {
 		return f.refuseMCP(w, r, tooLarge(f.MaxBody))
 	}
+	// The same header rules as an LLM API's body: a charset other than
+	// UTF-8 is refused (a server that decodes by it reads another text).
+	form, fe := requestForm(r)
+	if fe != nil {
+		return f.refuseMCP(w, r, fe)
+	}
 	raw, body, decoded, err := readBody(r.Body, r.ContentLength, r.Header.Get("Content-Encoding"), f.MaxBody)
 	if err != nil {
 		var fe *failure
@@ -87,6 +93,9 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 		caddyhttp.SetVar(r.Context(), VarAction, actionPass)
 		f.metrics.request(phaseRequest, hs, "none", actionPass)
 		return f.nextMCP(w, r, next, nil)
+	}
+	if form.ascii && !isASCII(body) {
+		return f.refuseMCP(w, r, errNotASCII)
 	}
 	start := time.Now()
 	msg, err := mcpmsg.Parse(body)
