@@ -202,6 +202,11 @@ func (f *Firewall) validateBodyForms() error {
 	default:
 		return fmt.Errorf("websocket: unknown value %q (want refuse, pass or scan)", f.WebSocket)
 	}
+	if f.MCP != nil && f.WebSocket != "" && f.WebSocket != WebSocketRefuse {
+		// The MCP guard reads JSON-RPC over HTTP: a WebSocket's frames
+		// would go unscanned (pass) or be read as an LLM API's (scan).
+		return fmt.Errorf("websocket %s cannot be used with mcp: an MCP route refuses upgrades (websocket refuse)", f.WebSocket)
+	}
 	if f.MaxUpload < 0 {
 		return fmt.Errorf("max_upload must not be negative, got %d", f.MaxUpload)
 	}
