@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,6 +47,7 @@ type mcpWriter struct {
 	sent    bool // the status line went out
 	sse     bool
 	whole   bool // application/json, buffered and sent at its end
+	errBody bool // an HTTP error's body: whole, scanned as text unless it is JSON-RPC
 	other   bool // a content type that is not scanned: refused unless the body is empty
 	codings []string
 	buf     []byte
@@ -100,14 +100,25 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		mw.w.WriteHeader(code)
 		return
 	}
+	if code < 400 && code >= 300 {
+		// A client's fetch follows a 307 or 308 with the same POST, tool
+		// arguments and all, to wherever Location points, and reads that
+		// host's answer unguarded.
+		mw.refuse(errAnswerRedirect)
+		return
+	}
 	h := mw.w.Header()
 	codings, fe := contentCodings(h.Get("Content-Encoding"))
 	if fe != nil {
 		mw.refuse(errAnswerEncoding)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	mt := mediaType(h.Values("Content-Type"))
 	switch {
+	case code >= 400:
+		// The SDK clients raise an HTTP error's body, whatever its type,
+		// in the error an agent hands the model: read whole (mcp_errbody.go).
+		mw.whole, mw.errBody, mw.codings = true, true, codings
 	case mt == "text/event-stream":
 		if len(codings) > 0 {
 			mw.refuse(errors.New("a compressed event stream"))
@@ -123,11 +134,6 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		_ = http.NewResponseController(mw.w).Flush()
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		mw.whole, mw.codings = true, codings
-	case code >= 300:
-		// An HTTP error or redirect that is no JSON-RPC message: the
-		// SDKs raise it as a transport error.
-		mw.pass = true
-		mw.w.WriteHeader(code)
 	default:
 		mw.other = true
 	}
@@ -171,6 +177,10 @@ func (mw *mcpWriter) event(ev *llmresp.Event) error {
 	if mw.done {
 		return errDone
 	}
+	if !sseFields(ev.Raw) {
+		mw.refuse(errAnswerNotSSE)
+		return errDone
+	}
 	if len(bytes.TrimSpace(ev.Data)) == 0 {
 		mw.writeOut(ev.Raw) // a comment, a retry or an id alone: nothing a client parses
 		return nil
@@ -210,7 +220,13 @@ func (mw *mcpWriter) finish() {
 			return
 		}
 	}
-	out, ok := mw.message(body)
+	var out []byte
+	var ok bool
+	if mw.errBody {
+		out, ok = mw.errorBody(body)
+	} else {
+		out, ok = mw.message(body)
+	}
 	if !ok {
 		return
 	}
@@ -266,6 +282,7 @@ func (mw *mcpWriter) refuse(err error) {
 		mw.sent = true
 		h := mw.w.Header()
 		h.Del("Content-Length")
+		h.Del("Location")
 		writeRPC(mw.w, respStatus, mcpmsg.ErrorBatch(ids, mw.batch, mcpErrNotScanned, text, data))
 		return
 	}
