@@ -26,7 +26,9 @@ import (
 // resources, prompts, sampling and elicitation requests, notifications),
 // every string value and object key of their params, result and error,
 // whatever Roles says. A JSON answer and each SSE event are bounded by
-// max_body.
+// max_body. A redirect of the server's is refused, and the body of its
+// HTTP errors is scanned as text (the SDK clients raise it); the route
+// takes no WebSocket (websocket must be refuse).
 type MCPOptions struct {
 	// PinTools refuses a session's changed tool list: the first tools/list
 	// answer of each session (Mcp-Session-Id and host; per client address
