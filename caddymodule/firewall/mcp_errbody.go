@@ -21,25 +21,27 @@ var (
 	errAnswerRedirect = errors.New("a redirect")
 	errAnswerNotSSE   = errors.New("an event stream line that is no SSE field")
 	errAnswerUTF8     = errors.New("an error body that is not valid UTF-8")
+	errAnswerCharset  = errors.New("unsupported charset")
 )
 
 // mediaType returns the lower-case media type of an answer's Content-Type
-// lines, or "" when there is none, it does not parse, or several lines
-// disagree (a client's fetch joins them, and may find either name).
-func mediaType(values []string) string {
+// lines and its charset parameter, or "" when there is none, it does not
+// parse, or several lines disagree (a client's fetch joins them, and may
+// find either name).
+func mediaType(values []string) (mt, charset string) {
 	if len(values) == 0 {
-		return ""
+		return "", ""
 	}
 	for _, v := range values[1:] {
 		if !strings.EqualFold(strings.TrimSpace(v), strings.TrimSpace(values[0])) {
-			return ""
+			return "", ""
 		}
 	}
-	mt, _, err := mime.ParseMediaType(values[0])
+	mt, params, err := mime.ParseMediaType(values[0])
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return mt
+	return mt, params["charset"]
 }
 
 // sseFields reports whether every line of an event's raw bytes is empty, a

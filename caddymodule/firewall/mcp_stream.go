@@ -107,18 +107,25 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		mw.refuse(errAnswerRedirect)
 		return
 	}
+	// The SDK clients raise an HTTP error's body, whatever its type, in
+	// the error an agent hands the model: read whole (mcp_errbody.go).
+	mw.errBody = code >= 400
 	h := mw.w.Header()
 	codings, fe := contentCodings(h.Get("Content-Encoding"))
 	if fe != nil {
 		mw.refuse(errAnswerEncoding)
 		return
 	}
-	mt := mediaType(h.Values("Content-Type"))
+	mt, charset := mediaType(h.Values("Content-Type"))
+	if _, ok := readableCharset(charset); charset != "" && !ok {
+		// A client that decodes by it (httpx, which the Python SDK's
+		// streams use) reads another text than the scan.
+		mw.refuse(errAnswerCharset)
+		return
+	}
 	switch {
-	case code >= 400:
-		// The SDK clients raise an HTTP error's body, whatever its type,
-		// in the error an agent hands the model: read whole (mcp_errbody.go).
-		mw.whole, mw.errBody, mw.codings = true, true, codings
+	case mw.errBody:
+		mw.whole, mw.codings = true, codings
 	case mt == "text/event-stream":
 		if len(codings) > 0 {
 			mw.refuse(errors.New("a compressed event stream"))
@@ -278,12 +285,14 @@ func (mw *mcpWriter) refuse(err error) {
 		if len(ids) == 0 {
 			ids = []json.RawMessage{nil}
 		}
-		mw.status = respStatus
+		if !mw.errBody {
+			mw.status = respStatus // an HTTP error stays one: a 401 still asks for authorization
+		}
 		mw.sent = true
 		h := mw.w.Header()
 		h.Del("Content-Length")
 		h.Del("Location")
-		writeRPC(mw.w, respStatus, mcpmsg.ErrorBatch(ids, mw.batch, mcpErrNotScanned, text, data))
+		writeRPC(mw.w, mw.status, mcpmsg.ErrorBatch(ids, mw.batch, mcpErrNotScanned, text, data))
 		return
 	}
 	for _, id := range mw.ids {
