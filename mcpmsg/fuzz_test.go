@@ -15,6 +15,7 @@ func FuzzParse(f *testing.F) {
 		`[{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}},{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"m"}}]`,
 		`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"systemPrompt":"s","maxTokens":9}}`,
 		`{"jsonrpc":"2.0","id":1,"r\u0065sult":{"data:":"data:text/plain;base64,aGk="}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}`,
 		`[`, `{}`, `[]`, `null`,
 	} {
 		f.Add([]byte(s))
@@ -23,6 +24,9 @@ func FuzzParse(f *testing.F) {
 		b, err := Parse(in)
 		if err != nil {
 			return
+		}
+		if !json.Valid(in) {
+			t.Fatalf("accepted a body that is not JSON")
 		}
 		if len(b.Messages) == 0 || (!b.Batch && len(b.Messages) != 1) {
 			t.Fatalf("%d messages", len(b.Messages))

@@ -120,6 +120,10 @@ func Parse(b []byte) (*Body, error) {
 		return nil, ErrTooLarge
 	}
 	raws := [][]byte{b}
+	if body.wrapped && !single(b) {
+		// `{..},{..}` parses within [ ] as two messages: it is no JSON.
+		return nil, ErrInvalidJSON
+	}
 	if body.Batch {
 		var ok bool
 		if raws, ok = elements(b); !ok {
@@ -295,4 +299,11 @@ func (b *Body) Rewrite(repl map[int]string) []byte {
 		return out[1 : len(out)-1]
 	}
 	return out
+}
+
+// single reports whether b, which parsed as an array's elements, is one
+// value and white space.
+func single(b []byte) bool {
+	end := skipValue(b, skipSpace(b, 0))
+	return end >= 0 && skipSpace(b, end) == len(b)
 }

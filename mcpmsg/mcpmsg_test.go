@@ -62,6 +62,8 @@ func TestParseRefuses(t *testing.T) {
 		{``, ErrInvalidJSON},
 		{`{"jsonrpc":"2.0","id":1,"method":"a"`, ErrInvalidJSON},
 		{`{"jsonrpc":"2.0","id":1,"method":"a"} x`, ErrInvalidJSON},
+		{`{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"a"}`, ErrInvalidJSON},
+		{` {"jsonrpc":"2.0","id":1,"method":"a"} , "x" `, ErrInvalidJSON},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}", ErrInvalidUTF8},
 		{`{"jsonrpc":"1.0","id":1,"method":"a"}`, ErrNotJSONRPC},
 		{`{"id":1,"method":"a"}`, ErrNotJSONRPC},

@@ -46,10 +46,9 @@ func tooLarge(max int64) *failure {
 		fmt.Sprintf("Request blocked by prompt firewall: the body is larger than %d bytes", max)}
 }
 
-func unsupportedEncoding(enc string) *failure {
-	return &failure{http.StatusUnsupportedMediaType, "unsupported_encoding",
-		fmt.Sprintf("Request blocked by prompt firewall: Content-Encoding %q cannot be decoded for scanning (gzip, deflate, zstd and br can)", enc)}
-}
+// errUnsupportedEncoding names no coding: the header's text is the client's.
+var errUnsupportedEncoding = &failure{http.StatusUnsupportedMediaType, "unsupported_encoding",
+	"Request blocked by prompt firewall: the body's Content-Encoding cannot be decoded for scanning (gzip, deflate, zstd and br can)"}
 
 // contentCodings splits a Content-Encoding header into its codings in the
 // order they were applied, lower-cased, without "identity". An unknown
@@ -66,7 +65,7 @@ func contentCodings(header string) ([]string, *failure) {
 		case "gzip", "x-gzip", "deflate", "br", "zstd":
 			out = append(out, c)
 		default:
-			return nil, unsupportedEncoding(c)
+			return nil, errUnsupportedEncoding
 		}
 	}
 	return out, nil
@@ -184,7 +183,7 @@ func codingReader(coding string, src io.Reader, max int64) (io.Reader, func(), e
 		}
 		return zr, zr.Close, nil
 	}
-	return nil, nil, unsupportedEncoding(coding)
+	return nil, nil, errUnsupportedEncoding
 }
 
 // decodeError is the failure of a body that does not decode: 413 past max, else 400.

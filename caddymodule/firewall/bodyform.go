@@ -35,10 +35,10 @@ var (
 		"Request blocked by prompt firewall: the body declares charset us-ascii but holds other bytes"}
 )
 
-func unsupportedCharset(cs string) *failure {
-	return &failure{http.StatusUnsupportedMediaType, "unsupported_charset",
-		fmt.Sprintf("Request blocked by prompt firewall: charset %q cannot be scanned (utf-8 and us-ascii can)", cs)}
-}
+// errUnsupportedCharset names no charset: the header's text, or a form's
+// _charset_ field, is the client's and must not reach the log or the answer.
+var errUnsupportedCharset = &failure{http.StatusUnsupportedMediaType, "unsupported_charset",
+	"Request blocked by prompt firewall: the body's charset cannot be scanned (utf-8 and us-ascii can)"}
 
 // requestForm reads the Content-Type and Content-Encoding fields of r, all
 // their lines: a proxy and an upstream may each read a different one.
@@ -82,7 +82,7 @@ func requestForm(r *http.Request) (bodyForm, *failure) {
 		// must be JSON. But a charset we cannot read might be honoured
 		// upstream, and a multipart type without a boundary is no form.
 		if strings.Contains(strings.ToLower(ct), "charset") {
-			return form, unsupportedCharset(ct)
+			return form, errUnsupportedCharset
 		}
 		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "multipart/") {
 			return form, errBadMultipart
@@ -93,7 +93,7 @@ func requestForm(r *http.Request) (bodyForm, *failure) {
 	if cs, ok := params["charset"]; ok {
 		ascii, ok := readableCharset(cs)
 		if !ok {
-			return form, unsupportedCharset(cs)
+			return form, errUnsupportedCharset
 		}
 		form.ascii = ascii
 	}
@@ -201,6 +201,11 @@ func (f *Firewall) validateBodyForms() error {
 	case "", WebSocketRefuse, WebSocketPass, WebSocketScan: // "": not provisioned yet
 	default:
 		return fmt.Errorf("websocket: unknown value %q (want refuse, pass or scan)", f.WebSocket)
+	}
+	if f.MCP != nil && f.WebSocket != "" && f.WebSocket != WebSocketRefuse {
+		// The MCP guard reads JSON-RPC over HTTP: a WebSocket's frames
+		// would go unscanned (pass) or be read as an LLM API's (scan).
+		return fmt.Errorf("websocket %s cannot be used with mcp: an MCP route refuses upgrades (websocket refuse)", f.WebSocket)
 	}
 	if f.MaxUpload < 0 {
 		return fmt.Errorf("max_upload must not be negative, got %d", f.MaxUpload)

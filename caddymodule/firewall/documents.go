@@ -113,7 +113,7 @@ func (f *Firewall) documentText(d *llmreq.Document) (string, docState, *failure)
 		}
 		s, err := filetext.DecodeText(d.Data, cs)
 		if err != nil {
-			return "", 0, unsupportedCharset(strings.TrimPrefix(d.Unreadable, "charset "))
+			return "", 0, errUnsupportedCharset
 		}
 		return s, docText, nil
 	}
@@ -124,7 +124,7 @@ func (f *Firewall) documentText(d *llmreq.Document) (string, docState, *failure)
 	case kind == filetext.Other:
 		return "", docUnscanned, nil
 	case errors.Is(err, filetext.ErrCharset):
-		return "", 0, unsupportedCharset(d.MediaType)
+		return "", 0, errUnsupportedCharset
 	case err != nil:
 		return "", 0, errUnscannableFile
 	case text == "":

@@ -65,7 +65,7 @@ func jsonlFile(mediaType, filename string) bool { return filetext.JSONLines(medi
 // UTF-8.
 func kindOf(mediaType, filename string, head []byte) (fileKind, *failure) {
 	if cs := filetext.BOMCharset(head); cs != "" {
-		return 0, unsupportedCharset(cs)
+		return 0, errUnsupportedCharset
 	}
 	if filename != "" {
 		if k := classifyFile("", filename); k == fileText || k == filePDF {

@@ -194,7 +194,8 @@ type Firewall struct {
 	// .../realtime/transcription_sessions, Gemini .../auth_tokens), are
 	// refused alike (403, code websocket_not_scanned) under "refuse" and
 	// "scan", which cannot reach those messages; "pass" lets them through,
-	// their bodies scanned as any other. Default: "refuse".
+	// their bodies scanned as any other. With mcp only "refuse" is valid.
+	// Default: "refuse".
 	WebSocket string `json:"websocket,omitempty"`
 
 	// MaxUpload is the largest multipart body accepted, in bytes (larger:

@@ -26,7 +26,9 @@ import (
 // resources, prompts, sampling and elicitation requests, notifications),
 // every string value and object key of their params, result and error,
 // whatever Roles says. A JSON answer and each SSE event are bounded by
-// max_body.
+// max_body. A redirect of the server's is refused, and the body of its
+// HTTP errors is scanned as text (the SDK clients raise it); the route
+// takes no WebSocket (websocket must be refuse).
 type MCPOptions struct {
 	// PinTools refuses a session's changed tool list: the first tools/list
 	// answer of each session (Mcp-Session-Id and host; per client address
@@ -76,6 +78,12 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 	if r.ContentLength > f.MaxBody {
 		return f.refuseMCP(w, r, tooLarge(f.MaxBody))
 	}
+	// The same header rules as an LLM API's body: a charset other than
+	// UTF-8 is refused (a server that decodes by it reads another text).
+	form, fe := requestForm(r)
+	if fe != nil {
+		return f.refuseMCP(w, r, fe)
+	}
 	raw, body, decoded, err := readBody(r.Body, r.ContentLength, r.Header.Get("Content-Encoding"), f.MaxBody)
 	if err != nil {
 		var fe *failure
@@ -89,6 +97,9 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 		caddyhttp.SetVar(r.Context(), VarAction, actionPass)
 		f.metrics.request(phaseRequest, hs, "none", actionPass)
 		return f.nextMCP(w, r, next, nil)
+	}
+	if form.ascii && !isASCII(body) {
+		return f.refuseMCP(w, r, errNotASCII)
 	}
 	start := time.Now()
 	msg, err := mcpmsg.Parse(body)

@@ -29,9 +29,6 @@ func (mw *mcpWriter) message(data []byte) (out []byte, ok bool) {
 	start := time.Now()
 	msg, err := mcpmsg.Parse(data)
 	if err != nil {
-		if mw.status >= 300 {
-			return nil, true // an HTTP error in JSON that is no JSON-RPC message
-		}
 		mw.refuse(err)
 		return nil, false
 	}

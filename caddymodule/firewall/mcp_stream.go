@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,6 +47,7 @@ type mcpWriter struct {
 	sent    bool // the status line went out
 	sse     bool
 	whole   bool // application/json, buffered and sent at its end
+	errBody bool // an HTTP error's body: whole, scanned as text unless it is JSON-RPC
 	other   bool // a content type that is not scanned: refused unless the body is empty
 	codings []string
 	buf     []byte
@@ -104,14 +103,32 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		mw.w.WriteHeader(code)
 		return
 	}
+	if code < 400 && code >= 300 {
+		// A client's fetch follows a 307 or 308 with the same POST, tool
+		// arguments and all, to wherever Location points, and reads that
+		// host's answer unguarded.
+		mw.refuse(errAnswerRedirect)
+		return
+	}
+	// The SDK clients raise an HTTP error's body, whatever its type, in
+	// the error an agent hands the model: read whole (mcp_errbody.go).
+	mw.errBody = code >= 400
 	h := mw.w.Header()
 	codings, fe := contentCodings(h.Get("Content-Encoding"))
 	if fe != nil {
-		mw.refuse(fmt.Errorf("content encoding %q", h.Get("Content-Encoding")))
+		mw.refuse(errAnswerEncoding)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	mt, charset := mediaType(h.Values("Content-Type"))
+	if _, ok := readableCharset(charset); charset != "" && !ok {
+		// A client that decodes by it (httpx, which the Python SDK's
+		// streams use) reads another text than the scan.
+		mw.refuse(errAnswerCharset)
+		return
+	}
 	switch {
+	case mw.errBody:
+		mw.whole, mw.codings = true, codings
 	case mt == "text/event-stream":
 		if len(codings) > 0 {
 			mw.refuse(errors.New("a compressed event stream"))
@@ -127,11 +144,6 @@ func (mw *mcpWriter) WriteHeader(code int) {
 		_ = http.NewResponseController(mw.w).Flush()
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		mw.whole, mw.codings = true, codings
-	case code >= 300:
-		// An HTTP error or redirect that is no JSON-RPC message: the
-		// SDKs raise it as a transport error.
-		mw.pass = true
-		mw.w.WriteHeader(code)
 	default:
 		mw.other = true
 	}
@@ -151,7 +163,7 @@ func (mw *mcpWriter) Write(p []byte) (int, error) {
 	case mw.done || len(p) == 0:
 		return len(p), nil
 	case mw.other:
-		mw.refuse(fmt.Errorf("content type %q", mw.w.Header().Get("Content-Type")))
+		mw.refuse(errAnswerType)
 		return len(p), nil
 	case mw.whole:
 		if int64(len(mw.buf)+len(p)) > mw.f.MaxBody {
@@ -173,6 +185,10 @@ func (mw *mcpWriter) Write(p []byte) (int, error) {
 // event takes one SSE event: scanned, then forwarded, rewritten or replaced.
 func (mw *mcpWriter) event(ev *llmresp.Event) error {
 	if mw.done {
+		return errDone
+	}
+	if !sseFields(ev.Raw) {
+		mw.refuse(errAnswerNotSSE)
 		return errDone
 	}
 	if len(bytes.TrimSpace(ev.Data)) == 0 {
@@ -210,11 +226,17 @@ func (mw *mcpWriter) finish() {
 	for i := len(mw.codings) - 1; i >= 0; i-- {
 		var err error
 		if body, err = decode(mw.codings[i], body, mw.f.MaxBody); err != nil {
-			mw.refuse(fmt.Errorf("content encoding %s: %v", mw.codings[i], err))
+			mw.refuse(errAnswerDecode)
 			return
 		}
 	}
-	out, ok := mw.message(body)
+	var out []byte
+	var ok bool
+	if mw.errBody {
+		out, ok = mw.errorBody(body)
+	} else {
+		out, ok = mw.message(body)
+	}
 	if !ok {
 		return
 	}
@@ -266,11 +288,14 @@ func (mw *mcpWriter) refuse(err error) {
 		if len(ids) == 0 {
 			ids = []json.RawMessage{nil}
 		}
-		mw.status = respStatus
+		if !mw.errBody {
+			mw.status = respStatus // an HTTP error stays one: a 401 still asks for authorization
+		}
 		mw.sent = true
 		h := mw.w.Header()
 		h.Del("Content-Length")
-		writeRPC(mw.w, respStatus, mcpmsg.ErrorBatch(ids, mw.batch, mcpErrNotScanned, text, data))
+		h.Del("Location")
+		writeRPC(mw.w, mw.status, mcpmsg.ErrorBatch(ids, mw.batch, mcpErrNotScanned, text, data))
 		return
 	}
 	for _, id := range mw.ids {

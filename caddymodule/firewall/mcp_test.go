@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
@@ -254,5 +256,23 @@ func TestMCPPinsBounded(t *testing.T) {
 	}
 	if !p.same("s0", "", []byte("y")) {
 		t.Error("the oldest session was not forgotten")
+	}
+}
+
+// An MCP route takes no WebSocket: websocket pass or scan with mcp is a
+// config error, refuse (the default) is fine.
+func TestMCPWebSocketOption(t *testing.T) {
+	for ws, bad := range map[string]bool{"": false, WebSocketRefuse: false, WebSocketPass: true, WebSocketScan: true} {
+		fw := &Firewall{MCP: &MCPOptions{}, WebSocket: ws}
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		if err := fw.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err := fw.Validate()
+		if bad != (err != nil) || bad && !strings.Contains(err.Error(), "mcp") {
+			t.Errorf("websocket %q with mcp: %v", ws, err)
+		}
+		fw.Cleanup()
+		cancel()
 	}
 }

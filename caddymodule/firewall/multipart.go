@@ -182,7 +182,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 				// RFC 7578 4.6: the default charset of the form's text fields.
 				ascii, ok := readableCharset(string(fp.data))
 				if !ok {
-					return nil, unsupportedCharset(string(fp.data))
+					return nil, errUnsupportedCharset
 				}
 				fm.ascii = fm.ascii || ascii
 			}
@@ -255,7 +255,7 @@ func partInfo(h textproto.MIMEHeader) (formPart, *failure) {
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		if strings.Contains(strings.ToLower(ct), "charset") {
-			return fp, unsupportedCharset(ct)
+			return fp, errUnsupportedCharset
 		}
 		return fp, nil
 	}
@@ -263,7 +263,7 @@ func partInfo(h textproto.MIMEHeader) (formPart, *failure) {
 	if cs, ok := params["charset"]; ok {
 		ascii, ok := readableCharset(cs)
 		if !ok {
-			return fp, unsupportedCharset(cs)
+			return fp, errUnsupportedCharset
 		}
 		fp.ascii = ascii
 	}

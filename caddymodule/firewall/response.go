@@ -2,7 +2,7 @@ package firewall
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -208,12 +208,12 @@ func (rw *respWriter) WriteHeader(code int) {
 	h := rw.w.Header()
 	codings, fe := contentCodings(h.Get("Content-Encoding"))
 	if fe != nil {
-		rw.refuse(fmt.Errorf("content encoding %q", h.Get("Content-Encoding")))
+		rw.refuse(errAnswerEncoding)
 		return
 	}
 	format, err := llmresp.Detect(rw.api, h.Get("Content-Type"))
 	if err != nil {
-		rw.refuse(err)
+		rw.refuse(errAnswerType)
 		return
 	}
 	rw.format = format
@@ -410,6 +410,15 @@ func (rw *respWriter) block() {
 	rw.logFound(ActionBlock)
 	rw.count(ActionBlock)
 }
+
+// Why an answer (an LLM API's or an MCP server's) is refused. They name the problem, never the server's header
+// values or body: a refusal's text reaches the client (and the model that
+// reads its errors) and the log unscanned.
+var (
+	errAnswerEncoding = errors.New("unsupported content encoding")
+	errAnswerDecode   = errors.New("the body does not decode as its content encoding says")
+	errAnswerType     = errors.New("unsupported content type")
+)
 
 // refuse answers a response that cannot be scanned: fail closed.
 func (rw *respWriter) refuse(err error) {
