@@ -176,3 +176,23 @@ func firstLine(s string, n int) string {
 	}
 	return cut(s, n)
 }
+
+// Without returns a copy of m without the prompts that drop reports, and
+// without the question-and-answer pairs where it reports either message,
+// so that the answers still follow their own questions. A load test drops
+// what the firewall would refuse (the rulebook's false positives in these
+// benign texts), so that every request is served and measured.
+func (m *Material) Without(drop func(text string) bool) *Material {
+	out := &Material{}
+	for _, p := range m.Prompts {
+		if !drop(p) {
+			out.Prompts = append(out.Prompts, p)
+		}
+	}
+	for i := 0; i+1 < len(m.Messages); i += 2 {
+		if !drop(m.Messages[i].Content) && !drop(m.Messages[i+1].Content) {
+			out.Messages = append(out.Messages, m.Messages[i], m.Messages[i+1])
+		}
+	}
+	return out
+}

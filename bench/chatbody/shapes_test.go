@@ -206,3 +206,34 @@ func TestResent(t *testing.T) {
 		t.Fatal("seeds do not give their own conversations")
 	}
 }
+
+func TestWithout(t *testing.T) {
+	m := loadMaterial(t)
+	long := func(s string) bool { return len(s) > 2000 }
+	w := m.Without(long)
+	if len(w.Messages) == 0 || len(w.Messages) >= len(m.Messages) || len(w.Prompts) >= len(m.Prompts) {
+		t.Fatalf("kept %d of %d messages, %d of %d prompts", len(w.Messages), len(m.Messages), len(w.Prompts), len(m.Prompts))
+	}
+	for i, msg := range w.Messages {
+		if long(msg.Content) || msg.Role != [2]string{"user", "assistant"}[i%2] {
+			t.Fatalf("message %d: kept, or out of turn", i)
+		}
+	}
+	for _, p := range w.Prompts {
+		if long(p) {
+			t.Fatal("a dropped prompt is kept")
+		}
+	}
+	// Answers still follow their questions: the pairs are the corpus's,
+	// in order.
+	j := 0
+	for i := 0; i < len(w.Messages); i += 2 {
+		for j+1 < len(m.Messages) && (m.Messages[j] != w.Messages[i] || m.Messages[j+1] != w.Messages[i+1]) {
+			j += 2
+		}
+		if j+1 >= len(m.Messages) {
+			t.Fatalf("pair %d is not the corpus's", i/2)
+		}
+		j += 2
+	}
+}
