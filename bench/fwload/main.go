@@ -302,6 +302,7 @@ func load(args []string) {
 		feeds := make([]feed, len(ts))
 		var b []byte
 		if size == "resent" {
+			fmt.Printf("resent: each connection a client with its own conversation, one turn more each request (no stamps)\n")
 			for i := range ts {
 				r, err := newResent(*conns, hdr)
 				if err != nil {
