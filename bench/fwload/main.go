@@ -18,10 +18,20 @@
 // The request bodies are package chatbody's: "4k" is its 4 KiB multi-turn
 // chat, "256k" its 256 KiB long-context message, "256k-doc" the same with
 // a document of real messages (the published corpus's benign chat bodies,
-// from the folder PROMPTWALL_CORPORA names) in place of its prose. Each
-// request's last user message carries a new stamp of eight letters (-repeat:
-// none), so that each request is a new turn: its history is what earlier
-// requests sent, its question is not. The request headers are
+// from the folder PROMPTWALL_CORPORA names) in place of its prose. The
+// real shapes are built from the same corpora (chatbody.Material): "agent"
+// a 256 KiB agent conversation with tool definitions, tool calls and tool
+// results of corpus text ("agent-4k" the same in 4 KiB), "256k-chat" a
+// conversation of the corpus's messages in order. Each request's last user
+// message carries a new stamp of eight letters (-repeat: none), so that
+// each request is a new turn: its history is what earlier requests sent,
+// its question is not. "resent" is a sequence instead: each connection is
+// a client of its own (Authorization: Bearer sk-fwload-N) with a
+// conversation of its own, and each request is its previous one with the
+// answer to its last question and the next question added (chatbody.Resent,
+// 200 to 312 KiB); a target's conversations go on from its warm-up through
+// its rounds, so the first request of each, all new to the firewall, falls
+// in the warm-up. The request headers are
 // by default the ones the official openai npm client sends (-headers sdk),
 // or only a Content-Type (-headers minimal). Loopback only; every run stops
 // by itself.
@@ -46,6 +56,7 @@ import (
 	"time"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
+	"github.com/promptwall/promptwall/engine"
 )
 
 func main() {
@@ -104,8 +115,111 @@ func body(size string) ([]byte, error) {
 	case "256k-doc":
 		// Real messages, from the published corpora.
 		return chatbody.LongDocument256K(chatbody.Corpora())
+	case "agent", "agent-4k", "256k-chat":
+		m, err := material()
+		if err != nil {
+			return nil, err
+		}
+		switch size {
+		case "agent":
+			return m.Agent(256<<10, 1), nil
+		case "agent-4k":
+			return m.Agent(4<<10, 1), nil
+		}
+		return m.Chat(256<<10, 0), nil
+	case "resent":
+		// A sequence: fwload body resent prints its first request.
+		c, err := conversation(0, 1)
+		if err != nil {
+			return nil, err
+		}
+		return c.Next(nil), nil
 	}
-	return nil, fmt.Errorf("unknown size %q (4k, 256k or 256k-doc)", size)
+	return nil, fmt.Errorf("unknown size %q (%s)", size, sizeNames)
+}
+
+const sizeNames = "4k, 256k, 256k-doc, agent, agent-4k, 256k-chat or resent"
+
+// material is the published corpora's, read once, without the texts the
+// rulebook calls malicious (its false positives in the benign corpora),
+// which the firewall would refuse: every request of a load is served.
+var material = sync.OnceValues(func() (*chatbody.Material, error) {
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		return nil, err
+	}
+	e := engine.Default()
+	return m.Without(func(s string) bool { return e.ScanString(s).Verdict == engine.Malicious }), nil
+})
+
+// Bounds of the resent conversations: they grow from resentLo to
+// resentHi, one turn a request, then are trimmed back (chatbody.Resent).
+const resentLo, resentHi = 200 << 10, 312 << 10
+
+// conversation returns connection c's conversation (of conns): each starts
+// at its own place in the corpus.
+func conversation(c, conns int) (*chatbody.Conversation, error) {
+	m, err := material()
+	if err != nil {
+		return nil, err
+	}
+	pairs := len(m.Messages) / 2
+	return m.Resent(resentLo, resentHi, uint64(c*pairs/conns)), nil
+}
+
+// A feed gives a run's connections their requests.
+type feed interface {
+	// conn returns connection c's headers and the function that returns
+	// the body of its next request (valid until the next call).
+	conn(c int) (http.Header, func() []byte)
+}
+
+// fixed sends one body, stamped each request unless stampAt is -1.
+type fixed struct {
+	body    []byte
+	stampAt int
+	hdr     http.Header
+}
+
+func (f fixed) conn(int) (http.Header, func() []byte) {
+	if f.stampAt < 0 {
+		return f.hdr, func() []byte { return f.body }
+	}
+	body := bytes.Clone(f.body) // this connection's, stamped in place
+	return f.hdr, func() []byte {
+		chatbody.Stamp(body, f.stampAt, stamps.Add(1))
+		return body
+	}
+}
+
+// resent gives each connection a conversation of its own, resent with one
+// more turn each request, from a client of its own (its own Authorization,
+// which is part of the firewall's per-client cache key). A target's
+// conversations go on from round to round; each target has its own.
+type resent struct {
+	convs []*chatbody.Conversation
+	bufs  [][]byte
+	hdr   http.Header
+}
+
+func newResent(conns int, hdr http.Header) (*resent, error) {
+	r := &resent{convs: make([]*chatbody.Conversation, conns), bufs: make([][]byte, conns), hdr: hdr}
+	for c := range conns {
+		var err error
+		if r.convs[c], err = conversation(c, conns); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *resent) conn(c int) (http.Header, func() []byte) {
+	hdr := r.hdr.Clone()
+	hdr.Set("Authorization", fmt.Sprintf("Bearer sk-fwload-%d", c))
+	return hdr, func() []byte {
+		r.bufs[c] = r.convs[c].Next(r.bufs[c])
+		return r.bufs[c]
+	}
 }
 
 type target struct{ name, url string }
@@ -143,13 +257,14 @@ type stats struct {
 	errors        int64
 	n             int
 	cpuPerReq     time.Duration // of the -cpu-pid process; 0 if unknown
+	bytes         int64         // of the measured requests' bodies
 }
 
 func load(args []string) {
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	var ts targets
 	fs.Var(&ts, "target", "name=URL to load (repeat); the first is the baseline")
-	sizes := fs.String("size", "4k,256k", "comma-separated body sizes: 4k, 256k, 256k-doc (real messages of the published corpora)")
+	sizes := fs.String("size", "4k,256k", "comma-separated bodies: "+sizeNames+" (see the package documentation)")
 	conns := fs.Int("c", 16, "concurrent connections")
 	dur := fs.Duration("d", 5*time.Second, "duration of one round per target")
 	rounds := fs.Int("rounds", 3, "rounds per target and size (the median round, and the median of the rounds' ratios, are reported)")
@@ -182,21 +297,40 @@ func load(args []string) {
 	fmt.Printf("connections %d, round %s, rounds %d, headers %s, bodies %s\n", *conns, *dur, *rounds, *headerSet, bodies)
 	fmt.Printf("%-6s %-10s %10s %10s %10s %10s %7s %12s\n", "size", "target", "req/s", "p50", "p99", "max", "errors", "server-cpu/req")
 	for _, size := range strings.Split(*sizes, ",") {
-		b, err := body(size)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		stampAt := -1
-		if !*repeat {
-			if stampAt = chatbody.StampAt(b); stampAt < 0 {
-				fmt.Fprintf(os.Stderr, "the %s body has no place for a stamp\n", size)
+		// One feed per target: a resent conversation goes on where that
+		// target's last round left it.
+		feeds := make([]feed, len(ts))
+		var b []byte
+		if size == "resent" {
+			fmt.Printf("resent: each connection a client with its own conversation, one turn more each request (no stamps)\n")
+			for i := range ts {
+				r, err := newResent(*conns, hdr)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+				feeds[i] = r
+			}
+		} else {
+			var err error
+			if b, err = body(size); err != nil {
+				fmt.Fprintln(os.Stderr, err)
 				os.Exit(2)
+			}
+			stampAt := -1
+			if !*repeat {
+				if stampAt = chatbody.StampAt(b); stampAt < 0 {
+					fmt.Fprintf(os.Stderr, "the %s body has no place for a stamp\n", size)
+					os.Exit(2)
+				}
+			}
+			for i := range ts {
+				feeds[i] = fixed{b, stampAt, hdr}
 			}
 		}
 		results := make([][]stats, len(ts))
-		for _, t := range ts {
-			run(t.url, b, stampAt, hdr, *conns, *warm)
+		for i, t := range ts {
+			run(t.url, feeds[i], *conns, *warm)
 		}
 		for r := 0; r < *rounds; r++ {
 			for i, t := range ts {
@@ -205,7 +339,7 @@ func load(args []string) {
 					pid = p
 				}
 				c0 := proccpu.Of(pid)
-				st := run(t.url, b, stampAt, hdr, *conns, *dur)
+				st := run(t.url, feeds[i], *conns, *dur)
 				if c1 := proccpu.Of(pid); c0 >= 0 && c1 >= 0 && st.n > 0 {
 					st.cpuPerReq = (c1 - c0) / time.Duration(st.n)
 				}
@@ -241,7 +375,15 @@ func load(args []string) {
 			if len(cpu) == *rounds {
 				fmt.Printf(", server CPU %+.0f µs/request", medianOf(cpu))
 			}
-			fmt.Printf(" (body %d bytes)\n", len(b))
+			if b != nil {
+				fmt.Printf(" (body %d bytes)\n", len(b))
+			} else {
+				var sent, n int64
+				for r := range *rounds {
+					sent, n = sent+results[i][r].bytes+results[0][r].bytes, n+int64(results[i][r].n+results[0][r].n)
+				}
+				fmt.Printf(" (bodies %d-%d KiB, mean %d bytes)\n", resentLo>>10, resentHi>>10, sent/max(n, 1))
+			}
 		}
 	}
 }
@@ -308,16 +450,15 @@ var headerSets = map[string]http.Header{
 	"minimal": {"Content-Type": {"application/json"}},
 }
 
-// run loads url with body from conns connections for d. stampAt is where
-// each request's body gets its stamp (chatbody.Stamp), or -1 to send the
-// body as it is.
-func run(url string, body []byte, stampAt int, hdr http.Header, conns int, d time.Duration) stats {
+// run loads url from conns connections for d, each with its requests
+// from f.
+func run(url string, f feed, conns int, d time.Duration) stats {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var errs atomic.Int64
+	var errs, sent atomic.Int64
 	var firstErr sync.Once
 	report := func(what string) {
 		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "%s: first error: %s\n", url, what) })
@@ -326,18 +467,13 @@ func run(url string, body []byte, stampAt int, hdr http.Header, conns int, d tim
 	var wg sync.WaitGroup
 	start := time.Now()
 	for c := 0; c < conns; c++ {
+		hdr, next := f.conn(c)
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			body := body
-			if stampAt >= 0 {
-				body = bytes.Clone(body) // this connection's, stamped in place
-			}
 			for ctx.Err() == nil {
+				body := next()
 				t0 := time.Now()
-				if stampAt >= 0 {
-					chatbody.Stamp(body, stampAt, stamps.Add(1))
-				}
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 				req.Header = hdr.Clone()
 				resp, err := client.Do(req)
@@ -355,6 +491,7 @@ func run(url string, body []byte, stampAt int, hdr http.Header, conns int, d tim
 				}
 				if ctx.Err() == nil {
 					lat[c] = append(lat[c], time.Since(t0))
+					sent.Add(int64(len(body)))
 				}
 			}
 		}(c)
@@ -366,7 +503,7 @@ func run(url string, body []byte, stampAt int, hdr http.Header, conns int, d tim
 		all = append(all, l...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	s := stats{errors: errs.Load(), n: len(all)}
+	s := stats{errors: errs.Load(), n: len(all), bytes: sent.Load()}
 	if len(all) == 0 {
 		return s
 	}
