@@ -121,14 +121,7 @@ func TestResponseBlockStopsUpstream(t *testing.T) {
 			if !strings.HasPrefix(deltaText(t, a, body), "Sure. ") {
 				t.Fatalf("the text before the block did not pass:\n%s", body)
 			}
-			select {
-			case n := <-gone:
-				if n < 0 {
-					t.Fatal("the upstream's generation ran to its end")
-				}
-			case <-time.After(waitBound):
-				t.Fatal("the upstream did not see its client go")
-			}
+			waitGone(t, gone)
 		})
 	}
 }
@@ -192,14 +185,7 @@ func TestResponseCompressedClientGone(t *testing.T) {
 		}
 		cancel()
 		res.Body.Close()
-		select {
-		case n := <-gone:
-			if n < 0 {
-				t.Fatal("the upstream's generation ran to its end")
-			}
-		case <-time.After(waitBound):
-			t.Fatal("the upstream did not see its client go")
-		}
+		waitGone(t, gone)
 	}
 }
 
@@ -221,10 +207,17 @@ func TestResponseRefusedBeforeAnyByteThroughReverseProxy(t *testing.T) {
 	if err != nil || res.StatusCode != respStatus || !strings.Contains(string(b), CodeResponseNotScanned) {
 		t.Fatalf("status %d, %v, body %s", res.StatusCode, err, b)
 	}
+	waitGone(t, gone)
+}
+
+// waitGone waits for the upstream's report that its client went away (n >= 0), failing if
+// its answer was read to its end (n < 0) or no report comes within waitBound.
+func waitGone(t *testing.T, gone <-chan int) {
+	t.Helper()
 	select {
 	case n := <-gone:
 		if n < 0 {
-			t.Fatal("the upstream's answer was read to its end")
+			t.Fatal("the upstream's answer was read to its end: it was not stopped")
 		}
 	case <-time.After(waitBound):
 		t.Fatal("the upstream did not see its client go")
