@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 )
 
 // scriptLLM is the upstream of the response tests: it streams the events
@@ -98,14 +97,6 @@ func (u *scriptLLM) serve(w http.ResponseWriter, r *http.Request) {
 	if rest == nil {
 		return
 	}
-	acked := false
-	select {
-	case <-u.ack:
-		acked = true
-	case <-time.After(ackWait):
-	}
-	u.mu.Lock()
-	u.acked = append(u.acked, acked)
-	u.mu.Unlock()
+	awaitAck(u.ack, &u.mu, &u.acked)
 	send(rest)
 }

@@ -38,6 +38,20 @@ type upstreamRequest struct {
 // buffering proxy fails the test either way (the ack never comes in time).
 const ackWait = 15 * time.Second
 
+// awaitAck waits for the client's ack of a stream's first chunk, at most
+// ackWait, and records in acked (under mu) whether it came.
+func awaitAck(ack <-chan struct{}, mu *sync.Mutex, acked *[]bool) {
+	came := false
+	select {
+	case <-ack:
+		came = true
+	case <-time.After(ackWait):
+	}
+	mu.Lock()
+	*acked = append(*acked, came)
+	mu.Unlock()
+}
+
 func newFakeLLM(t *testing.T) *fakeLLM {
 	u := &fakeLLM{ack: make(chan struct{}, 1)}
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
@@ -135,15 +149,7 @@ func (u *fakeLLM) sse(w http.ResponseWriter, first, rest []string) {
 		io.WriteString(w, s)
 	}
 	w.(http.Flusher).Flush()
-	acked := false
-	select {
-	case <-u.ack:
-		acked = true
-	case <-time.After(ackWait):
-	}
-	u.mu.Lock()
-	u.acked = append(u.acked, acked)
-	u.mu.Unlock()
+	awaitAck(u.ack, &u.mu, &u.acked)
 	for _, s := range rest {
 		io.WriteString(w, s)
 		w.(http.Flusher).Flush()
