@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
+	"github.com/promptwall/promptwall/engine"
 )
 
 // BenchmarkServeHTTP measures the firewall alone per request (read, parse,
@@ -76,4 +77,64 @@ func BenchmarkServeHTTP(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkResent measures the firewall per request on real shapes
+// (chatbody.Material, without the texts the rulebook calls malicious, as
+// the load test sends them): "resent" is a conversation resent with one
+// more question and answer each request by one client, the requests of a
+// chat client; "agent" a 256 KiB agent conversation stamped anew each
+// request.
+// go test -bench Resent -benchmem ./caddymodule/firewall/
+func BenchmarkResent(b *testing.B) {
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := engine.Default()
+	m = m.Without(func(s string) bool { return e.ScanString(s).Verdict == engine.Malicious })
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return err
+	})
+	serve := func(b *testing.B, fx *fixture, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-bench")
+		req = withVars(req)
+		rec := httptest.NewRecorder()
+		if err := fx.fw.ServeHTTP(rec, req, next); err != nil || rec.Code != 200 {
+			b.Fatalf("%v %d %s", err, rec.Code, rec.Body)
+		}
+	}
+	b.Run("resent", func(b *testing.B) {
+		fx := newFixture(b, &Firewall{})
+		conv := m.Resent(200<<10, 312<<10, 0)
+		var body []byte
+		for range 8 { // past the opening request, into the steady state
+			body = conv.Next(body)
+			serve(b, fx, body)
+		}
+		var n int64
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			body = conv.Next(body)
+			n += int64(len(body))
+			serve(b, fx, body)
+		}
+		b.ReportMetric(float64(n)/float64(b.N), "bytes/op")
+	})
+	b.Run("agent", func(b *testing.B) {
+		fx := newFixture(b, &Firewall{})
+		body := m.Agent(256<<10, 1)
+		at := chatbody.StampAt(body)
+		var stamp uint64
+		b.SetBytes(int64(len(body)))
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			stamp++
+			chatbody.Stamp(body, at, stamp)
+			serve(b, fx, body)
+		}
+	})
 }
