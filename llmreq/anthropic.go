@@ -27,7 +27,7 @@ func (w *walker) anthropicMessages(root int) {
 
 func (w *walker) anthropicMessageList(msgs int, _ string) {
 	w.runEnd()
-	w.list(msgs, RoleUnknown, w.anthropicMessage, w.all)
+	w.history(msgs, RoleUnknown, w.anthropicMessage, w.all)
 	w.runEnd()
 }
 

@@ -63,7 +63,9 @@ func readsMessages(info *APIInfo) bool {
 //
 // A walker that meets parts or blocks of another API's (an Anthropic document in a chat body)
 // asks for that API's walker (w.want); it runs then, once.
-func (w *walker) run(primary int, walkers uint32) {
+//
+// It reports whether the API's own walker ran alone.
+func (w *walker) run(primary int, walkers uint32) (alone bool) {
 	var ran uint32 // rules bits
 	if primary < 0 {
 		w.fallback++
@@ -92,6 +94,7 @@ func (w *walker) run(primary int, walkers uint32) {
 		}
 	}
 	w.info, w.secondary = nil, false
+	return primary >= 0 && ran == 1<<APIs[primary].rules
 }
 
 // Root members that make a body fit an API, as bits: detect looks at each root key once.

@@ -125,16 +125,14 @@ func (w *walker) geminiContents(cs int, role string) {
 		return
 	}
 	w.runEnd()
-	w.eachElement(cs, func(n, c int) {
-		w.atIndex(n, c, role, func(c int, _ string) {
-			r := w.geminiRole(c)
-			if w.kind(c) != kindObject {
-				r = ""
-			}
-			w.runStep(r)
-			w.geminiContent(c, w.geminiRole(c))
-		})
-	})
+	w.history(cs, role, func(c int, _ string) {
+		r := w.geminiRole(c)
+		if w.kind(c) != kindObject {
+			r = ""
+		}
+		w.runStep(r)
+		w.geminiContent(c, w.geminiRole(c))
+	}, nil)
 	w.runEnd()
 }
 

@@ -36,7 +36,11 @@ func (w *walker) endGroup(g [3]int) {
 // message), the run it belongs to: the run of the message before it when the role is the same,
 // else a new one. The content texts of a run share its group.
 func (w *walker) runStep(role string) {
-	if w.runOn && role != "" && role == w.runRole {
+	joins := w.runOn && role != "" && role == w.runRole
+	if !w.stepped {
+		w.stepped, w.joined = true, joins
+	}
+	if joins {
 		w.group = w.runG[1]
 		return
 	}

@@ -198,6 +198,12 @@ type Request struct {
 	// values may be its bytes, so the caller must not modify it while the Request is in use.
 	body      []byte
 	fileTypes []fileType // media types of the file texts
+
+	// For ResumeAt (resume.go): the elements of the message lists, the walker that read them
+	// (-1: several did), and the bytes ParseResumed left unread.
+	msgs    []message
+	primary int
+	skipped int
 }
 
 type fileType struct {
@@ -277,8 +283,11 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if err := t.scan(body); err != nil {
 		return nil, err
 	}
+	if t.resume != nil && (t.void || t.next != len(t.skips)) {
+		return nil, errVoid
+	}
 	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
-		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0]}
+		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0], msgs: t.msgs[:0]}
 	// The string values and keys bound the texts (unless several walkers visit one literal).
 	// Up to smallBody of them, the texts are collected in the tape's buffer and copied out at
 	// their number (a 4 KiB chat has 21 string values and 10 texts: the bound was most of what a
@@ -299,15 +308,25 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 		w.spans = make([]textSpan, 0, cap(w.texts))
 	}
 	api, primary, walkers := detect(urlPath, &w)
-	w.run(primary, walkers)
+	if res := t.resume; res != nil && (api != res.api || primary != res.primary || walkers != 1<<primary) {
+		return nil, errVoid
+	}
+	alone := w.run(primary, walkers)
 	if pooled && cap(w.texts) != cap(t.texts) {
 		// Several walkers outgrew the pooled buffer: it holds texts all the same.
 		clear(t.texts[:cap(t.texts)])
+	}
+	if t.resume != nil && (w.misread || !alone) {
+		clear(w.texts)
+		return nil, errVoid
 	}
 	if w.tooMany >= 0 {
 		clear(w.texts)
 		return nil, &SyntaxError{Err: ErrTooManyTexts, Offset: w.tooMany,
 			Msg: "more than " + strconv.Itoa(MaxTexts) + " texts"}
+	}
+	if !alone {
+		primary = -1 // no Resume: the other walkers' reading of a message is not recorded
 	}
 	w.finish()
 	texts := w.texts
@@ -317,9 +336,14 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 		texts = slices.Clone(w.texts)
 		clear(w.texts)
 	}
-	t.path, t.scratch, t.paths, t.values, t.spans = w.path, w.scratch, w.paths, w.values, w.spans
+	t.path, t.scratch, t.paths, t.values, t.spans, t.msgs = w.path, w.scratch, w.paths, w.values, w.spans, w.msgs
+	var msgs []message
+	if t.record && primary >= 0 {
+		msgs = slices.Clone(w.msgs)
+	}
 	return &Request{API: api, Texts: inBodyOrder(texts), Documents: docsInBodyOrder(w.docs),
-		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes)}, nil
+		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes),
+		msgs: msgs, primary: primary, skipped: w.skipped}, nil
 }
 
 // inBodyOrder sorts texts by their literal's place (the walkers visit members in the order of

@@ -29,7 +29,7 @@ func (w *walker) openaiChat(root int) {
 
 func (w *walker) chatMessages(msgs int, _ string) {
 	w.runEnd()
-	w.list(msgs, RoleUnknown, w.chatMessage, w.all)
+	w.history(msgs, RoleUnknown, w.chatMessage, w.all)
 	w.runEnd()
 }
 

@@ -52,7 +52,7 @@ func (w *walker) openaiContentValues(o int, role string) {
 // responsesInput: a string has the default role; an array holds items.
 func (w *walker) responsesInput(in int, role string) {
 	w.runEnd()
-	w.list(in, role, w.responsesItem, w.openaiContent)
+	w.history(in, role, w.responsesItem, w.openaiContent)
 	w.runEnd()
 }
 

@@ -49,7 +49,7 @@ func (n node) start() int      { return int(n.a & maxBody) }
 func (n node) end() int        { return int(n.b & maxBody) } // strings only
 func (n node) ascii() bool     { return n.b&highBytes == 0 } // strings only
 func (n node) escaped() bool   { return n.flags()&flagEscape != 0 }
-func (n node) container() bool { return n.kind() <= kindArray }
+func (n node) container() bool { return n.kind()-1 <= kindArray-1 } // kindSkip (0) wraps: false
 
 type tape struct {
 	nodes   []node
@@ -59,6 +59,15 @@ type tape struct {
 	path, scratch, paths, values []byte
 	spans                        []textSpan
 	texts                        []Text // zeroed before pooling: no text outlives its request
+
+	// ParseResumed's (resume.go): whether to record the message lists (in msgs), the ranges to
+	// skip, the next one, and whether one was not where the scan expected it.
+	record bool
+	msgs   []message
+	resume *Resume
+	skips  []skip
+	next   int
+	void   bool
 }
 
 var tapePool = sync.Pool{New: func() any { return new(tape) }}
@@ -68,7 +77,7 @@ func getTape() *tape { return tapePool.Get().(*tape) }
 // putTape returns t to the pool unless a huge body made it so large that keeping it would pin
 // memory for the life of the process.
 func putTape(t *tape) {
-	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 || cap(t.spans) > 1<<16 || cap(t.texts) > 1<<16 {
+	if cap(t.nodes) > 1<<20 || cap(t.values) > 4<<20 || cap(t.paths) > 1<<20 || cap(t.spans) > 1<<16 || cap(t.texts) > 1<<16 || cap(t.msgs) > 1<<16 {
 		return
 	}
 	t.nodes = t.nodes[:0]
@@ -118,7 +127,7 @@ func quoteChar(c byte) string {
 
 // scan validates b as one JSON value and fills t.nodes.
 func (t *tape) scan(b []byte) error {
-	t.nodes, t.strVals = t.nodes[:0], 0
+	t.nodes, t.strVals, t.next, t.void = t.nodes[:0], 0, 0, false
 	if len(b) > maxBody {
 		return &SyntaxError{Err: ErrTooLarge, Offset: maxBody, Msg: "body over 256 MiB"}
 	}
@@ -232,13 +241,18 @@ func (t *tape) array(b []byte, i, depth int) (int, error) {
 		return i, tooDeep(i)
 	}
 	idx := t.push(kindArray, 0, i, 0)
+	list := i
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		t.closeContainer(idx)
 		return i + 1, nil
 	}
+	resumable := depth == 2 && len(t.skips) > 0 // a root member's array
 	for {
 		var err error
+		if resumable {
+			i, _ = t.skipAt(list, i)
+		}
 		if i, err = t.value(b, i, depth); err != nil {
 			return i, err
 		}

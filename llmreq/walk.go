@@ -50,6 +50,13 @@ type walker struct {
 	tokenIDs  []string
 	fallback  int    // > 0 inside a generic body or an unknown member: token ids are looked for
 	fileBuf   []byte // a file's decoded literal
+
+	// Message lists (resume.go): what the walk of each element left; what skip nodes stood
+	// for; whether the element's first run step (stepped) continued a run (joined); whether a
+	// skip node was met where it cannot be taken.
+	msgs                                []message
+	skipped, skippedTexts, skippedPaths int
+	stepped, joined, misread            bool
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
@@ -117,6 +124,10 @@ func (w *walker) eachMember(i int, f func(k, v int)) {
 func (w *walker) eachElement(i int, f func(n, e int)) {
 	end := w.next(i)
 	for e, n := i+1, 0; e < end; e, n = w.next(e), n+1 {
+		if w.kind(e) == kindSkip {
+			w.misread = true // only history takes a skip node: this walk would miss its messages
+			continue
+		}
 		f(n, e)
 	}
 }
@@ -218,7 +229,7 @@ func isIdent(s []byte) bool {
 // emit records string node i, at the current path, as a text of role.
 func (w *walker) emit(i int, role string) {
 	n := w.t.nodes[i]
-	if len(w.texts) >= MaxTexts {
+	if len(w.texts)+w.skippedTexts >= MaxTexts {
 		if w.tooMany < 0 {
 			w.tooMany = n.start()
 		}
@@ -297,7 +308,7 @@ func appendPath(dst, path []byte, limit int) []byte {
 // 64 KiB); then it is 64, so a small body of many deeply nested strings cannot make megabytes
 // of paths.
 func (w *walker) pathLimit() int {
-	if len(w.paths) > 2*len(w.body)+64<<10 {
+	if len(w.paths)+w.skippedPaths > 2*len(w.body)+64<<10 {
 		return 64
 	}
 	return MaxPathLen
