@@ -23,6 +23,12 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 	if len(repl) == 0 {
 		return r.body
 	}
+	return r.AppendRewrite(nil, repl)
+}
+
+// AppendRewrite appends Rewrite's body to dst and returns it (with an empty repl, a copy of the
+// original bytes): a caller that sends many rewritten bodies can reuse its buffers.
+func (r *Request) AppendRewrite(dst []byte, repl map[int]string) []byte {
 	type splice struct {
 		start, end, i int
 		s             string
@@ -49,7 +55,7 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 		}
 		return a.i - b.i
 	})
-	out := make([]byte, 0, max(size+size/16, len(r.body)))
+	out := slices.Grow(dst, max(size+size/16, len(r.body)))
 	prev := 0
 	for _, sp := range todo {
 		if sp.start < prev {
