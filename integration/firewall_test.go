@@ -462,13 +462,13 @@ func TestFirewallE2E(t *testing.T) {
 	})
 
 	// A conversation's history comes again with every turn: its safe texts
-	// come from the safe-text cache, and the request still arrives byte for
-	// byte and labelled; an attack added to that history is still blocked.
+	// come from the safe-text cache, its messages are not parsed again, and
+	// the request still arrives byte for byte and labelled; an attack added
+	// to that history is still blocked.
 	t.Run("ConversationHistoryFromCache", func(t *testing.T) {
-		cached := func() float64 {
-			const name = "promptwall_firewall_cached_texts_total "
+		counter := func(name string) float64 {
 			for _, l := range strings.Split(fetchText(t, s.metrics), "\n") {
-				if v, ok := strings.CutPrefix(l, name); ok {
+				if v, ok := strings.CutPrefix(l, name+" "); ok {
 					f, err := strconv.ParseFloat(v, 64)
 					if err != nil {
 						t.Fatalf("metric line %q", l)
@@ -476,15 +476,20 @@ func TestFirewallE2E(t *testing.T) {
 					return f
 				}
 			}
-			t.Fatal("no promptwall_firewall_cached_texts_total in the metrics")
+			t.Fatalf("no %s in the metrics", name)
 			return 0
 		}
+		cached := func() float64 { return counter("promptwall_firewall_cached_texts_total") }
+		resumed := func() float64 { return counter("promptwall_firewall_resumed_bytes_total") }
 		nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
-		turn1 := []map[string]any{m("system", "You are terse."), m("user", "Name a river in France, "+nonce+".")}
+		// A system prompt of a few KiB, as assistants send: bodies are
+		// resumed in steps of 1 KiB.
+		system := "You are terse. " + strings.Repeat("Answer in one sentence, and name your source when asked. ", 40)
+		turn1 := []map[string]any{m("system", system), m("user", "Name a river in France, "+nonce+".")}
 		turn2 := append(slices.Clone(turn1), m("assistant", "The Loire."), m("user", "And one in Spain?"))
 		for i, msgs := range [][]map[string]any{turn1, turn2} {
 			s.up.reset()
-			before := cached()
+			before, resumedBefore := cached(), resumed()
 			r := s.sdk(t, "openai", "chat", s.main, chatParams(msgs...), "")
 			if r.Error != nil {
 				t.Fatalf("turn %d failed: %+v", i+1, r.Error)
@@ -495,6 +500,13 @@ func TestFirewallE2E(t *testing.T) {
 			}
 			if want := float64(i); cached()-before != want {
 				t.Errorf("turn %d: %v texts from the cache, want %v", i+1, cached()-before, want)
+			}
+			// The SDK sends the same bytes for the same messages: turn 2 is
+			// read from the first user question (the last message of turn 1,
+			// which a later body may change), the system prompt before it
+			// left unread.
+			if got := resumed() - resumedBefore; (got > 0) != (i == 1) {
+				t.Errorf("turn %d: %v bytes resumed", i+1, got)
 			}
 		}
 		s.up.reset()

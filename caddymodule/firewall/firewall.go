@@ -161,6 +161,12 @@ type Firewall struct {
 	// credentials and address), and not scanned again when that client sends
 	// it again: a conversation's history, resent with every turn. Texts with
 	// any match are scanned every time; no text is stored. Default: 65536.
+	//
+	// With the cache comes its memory of whole messages, one entry for
+	// every 8 of the cache's: by a keyed hash of a body's first bytes, per
+	// client, the runs of messages in them that held no text with a match,
+	// so that a later body that begins with the same bytes (the same
+	// conversation, one turn longer) is not parsed again up to there.
 	SafeCache int `json:"safe_cache,omitempty"`
 
 	// RuleActions sets the action of one rule's matches, by rule id:
@@ -277,8 +283,9 @@ type Firewall struct {
 	logger     *zap.Logger
 	metrics    *metrics
 	hosts      *hostLabels
-	cache      *safeCache // nil when off
-	pins       *toolPins  // nil unless mcp pin_tools
+	cache      *safeCache   // nil when off
+	resume     *resumeTable // with cache
+	pins       *toolPins    // nil unless mcp pin_tools
 }
 
 // CaddyModule returns the Caddy module information.
@@ -332,9 +339,10 @@ func (f *Firewall) Provision(ctx caddy.Context) error {
 	}
 	// Per handler and config: a reload may change the rulebook, and with
 	// it what is safe.
-	f.cache = nil
+	f.cache, f.resume = nil, nil
 	if f.SafeCache > 0 {
 		f.cache = newSafeCache(f.SafeCache)
+		f.resume = newResumeTable(max(f.SafeCache/resumeShare, 1))
 	}
 	roles := f.Roles
 	if len(roles) == 0 {
@@ -505,7 +513,17 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 
 	start := time.Now()
-	req, err := llmreq.Parse(r.URL.Path, body)
+	var client uint64
+	var res *llmreq.Resume
+	var sums *[]uint64
+	if f.cache != nil {
+		client = f.cache.clientKey(r)
+		sums = getSums()
+		defer putSums(sums)
+		*sums = f.resume.prefixes(*sums, client, r.URL.Path, body)
+		res = f.resume.find(*sums, body)
+	}
+	req, err := llmreq.ParseResumed(r.URL.Path, body, res)
 	if err != nil {
 		switch {
 		case errors.Is(err, llmreq.ErrTooDeep):
@@ -516,12 +534,12 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return f.refuse(w, r, fam, errInvalidJSON)
 	}
-	var client uint64
-	if f.cache != nil {
-		client = f.cache.clientKey(r)
-	}
 	out := f.scan(req, client)
 	out.unscanned += form.unscanned
+	out.resumed = req.Skipped()
+	if f.cache != nil && out.refusal == nil {
+		f.resume.keep(*sums, body, req, dirtyTexts(out))
+	}
 	hs := f.hosts.of(r)
 	f.metrics.observeScan(phaseRequest, hs, time.Since(start), out)
 	if out.refusal != nil {
@@ -549,15 +567,19 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		writeBlock(w, fam, out)
 		return nil
-	case ActionSanitize:
-		setRewritten(r, req.Rewrite(repl), decoded)
-		return f.next(w, r, next, req.API)
 	}
 	// log, and pass for safe: the original bytes, still encoded if they
-	// were, from their pooled buffer.
-	ub := newUpstreamBody(raw)
-	owned = false
-	setBodyReader(r, ub, len(raw))
+	// were, from their pooled buffer; sanitize: the rewritten copy, from
+	// one of its own.
+	up := raw
+	if action == ActionSanitize {
+		up = req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl)
+		markRewritten(r, decoded)
+	} else {
+		owned = false
+	}
+	ub := newUpstreamBody(up)
+	setBodyReader(r, ub, len(up))
 	err = f.next(w, r, next, req.API)
 	ub.release()
 	return err
@@ -677,6 +699,12 @@ func setBody(r *http.Request, b []byte) {
 // identity.
 func setRewritten(r *http.Request, b []byte, decoded bool) {
 	setBody(r, b)
+	markRewritten(r, decoded)
+}
+
+// markRewritten drops what no longer holds of a request whose body was
+// rewritten.
+func markRewritten(r *http.Request, decoded bool) {
 	dropBodyDigests(r)
 	if decoded {
 		r.Header.Del("Content-Encoding")

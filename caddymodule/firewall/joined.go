@@ -91,6 +91,7 @@ func (f *Firewall) scanJoined(req *llmreq.Request, o *outcome, client uint64) {
 			first := &req.Texts[g[0]]
 			f.record(o, flagged{index: joinedIndex, path: first.Path, role: first.Role, res: res})
 			o.pieces = appendPieces(o.pieces, req, g, sep, res.Matches)
+			o.joined = append(o.joined, g...)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type metrics struct {
 	scanDuration *prometheus.HistogramVec
 	scannedBytes *prometheus.CounterVec
 	cachedTexts  prometheus.Counter
+	resumedBytes prometheus.Counter
 }
 
 // A phase is what a count is of: a client's request or the upstream's
@@ -82,6 +83,12 @@ func newMetrics() *metrics {
 			Name:      "cached_texts_total",
 			Help:      "Texts not scanned again because the same client sent them before and a scan found no match in them (the safe-text cache).",
 		}),
+		resumedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns,
+			Subsystem: sub,
+			Name:      "resumed_bytes_total",
+			Help:      "Bytes of request bodies not parsed again: whole messages of a conversation the same client sent before, in which no text had a match (the safe-text cache).",
+		}),
 	}
 	return m
 }
@@ -95,7 +102,7 @@ func registerMetrics(reg *prometheus.Registry) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.matches, m.scanDuration, m.scannedBytes, m.cachedTexts} {
+	for _, c := range []prometheus.Collector{m.requests, m.matches, m.scanDuration, m.scannedBytes, m.cachedTexts, m.resumedBytes} {
 		if err := reg.Register(c); err != nil {
 			if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok && are.ExistingCollector == c {
 				continue
@@ -202,6 +209,9 @@ func (m *metrics) observeScan(p phase, hs *hostSeries, d time.Duration, o *outco
 	m.scanned(p, d, int64(o.bytes))
 	if o.cached > 0 {
 		m.cachedTexts.Add(float64(o.cached))
+	}
+	if o.resumed > 0 {
+		m.resumedBytes.Add(float64(o.resumed))
 	}
 	for _, fl := range o.flagged {
 		for _, mt := range fl.res.Matches {

@@ -43,8 +43,8 @@ func TestREADME(t *testing.T) {
 		t.Errorf("headers and placeholders without a README entry: %q", m)
 	}
 	m := newMetrics()
-	metrics := doccheck.Metrics(m.requests, m.matches, m.scanDuration, m.scannedBytes, m.cachedTexts)
-	if len(metrics) != 5 {
+	metrics := doccheck.Metrics(m.requests, m.matches, m.scanDuration, m.scannedBytes, m.cachedTexts, m.resumedBytes)
+	if len(metrics) != 6 {
 		t.Fatalf("metrics %+v", metrics)
 	}
 	if m := doccheck.MissingMetrics(doccheck.Section(readme, "Metrics"), metrics); len(m) > 0 {

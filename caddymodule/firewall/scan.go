@@ -29,9 +29,11 @@ type outcome struct {
 	blockedAt  string         // the path of the text that decided a block
 	flagged    []flagged      // in text order, then the joined texts
 	pieces     []piece        // of the joined texts' matches (joined.go)
+	joined     []int          // the texts of the groups whose joined text matched
 	rules      []string       // distinct rule ids, in order of first match
 	categories []string       // distinct categories, in order of first match
 	cached     int            // texts found in the safe-text cache
+	resumed    int            // bytes of the body left unread (resume.go)
 	bytes      int            // bytes of text the engine scanned
 	unscanned  int            // files and token-id prompts passed unread (documents.go)
 	refusal    *failure       // set when the request must be refused unscanned

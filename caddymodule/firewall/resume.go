@@ -1,0 +1,164 @@
+package firewall
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+
+	"github.com/promptwall/promptwall/llmreq"
+)
+
+// The resume table: the safe-text cache's memory of whole messages. A
+// chat client resends its conversation with every turn, so a long
+// request is mostly bytes the firewall saw from that client a turn ago;
+// the safe-text cache spares scanning their texts, but finding the texts
+// still means parsing them. The resume table spares that too: it
+// remembers, by a keyed hash of a body's first bytes, which runs of
+// messages in them held no text with a match (llmreq.Resume), and a later
+// body of the same client that begins with the same bytes is parsed
+// without them (llmreq.ParseResumed). A resent history then costs hashing
+// its bytes, about 30 µs for 256 KiB.
+//
+// Its rules are the cache's. It holds no text: the hashes, and offsets
+// and counts. It is per client: the client's key seeds every hash, with
+// the URL path (the API the body is read as). A message with a match is
+// never left unread: its texts are scanned every time. The hashes are
+// keyed (hash/maphash, seeded at random per handler) and 64 bits long: a
+// body whose prefix hashes like another's by chance (2^-64) would be
+// taken for it.
+//
+// Prefixes are hashed at multiples of resumeBlock, in one pass over the
+// body: the hash of the first k blocks chains the hash of the first k-1
+// with that of block k. A Resume is kept for a few places where the next
+// body of the conversation is likely to part from this one (llmreq's
+// Boundaries: the end of the last message, or the start of one of the
+// last few), under the hash of the blocks before the place, with the
+// place and a hash of the bytes from the last block to it. A body is
+// resumed by the entry of its longest prefix of whole blocks whose bytes
+// up to the place match. Each block has two slots: one for the end of the
+// last message (a turn added), one for the others (turns edited or
+// regenerated).
+type resumeTable struct {
+	seed  maphash.Seed
+	mask  uint64
+	slots []resumeSlot
+	locks [64]sync.Mutex // slot i is under locks[i%64]
+}
+
+// resumeSlot is the entry of the Resume res for a body whose first at
+// bytes are those hashed: key of the whole blocks before at (and the slot's
+// way), tail of the rest.
+type resumeSlot struct {
+	key, tail uint64
+	at        int
+	res       *llmreq.Resume
+}
+
+// resumeBlock is the granularity of the hashed prefixes, in bytes.
+const resumeBlock = 1 << 10
+
+// resumeShare is how many safe-text cache entries there are for one slot
+// of the resume table: a request keeps a few Resumes, a long one
+// hundreds of texts. The default cache has 8192 slots.
+const resumeShare = 8
+
+// sumsPool holds the prefix hashes of a request, 2 KiB for 256 KiB.
+var sumsPool = sync.Pool{New: func() any { return new([]uint64) }}
+
+func getSums() *[]uint64 { return sumsPool.Get().(*[]uint64) }
+
+// putSums returns sums to the pool unless a huge body made it large.
+func putSums(sums *[]uint64) {
+	if cap(*sums) <= 1<<14 {
+		sumsPool.Put(sums)
+	}
+}
+
+// resumePlaces is how many of a body's last messages a Resume is kept at,
+// besides its end.
+const resumePlaces = 6
+
+// newResumeTable returns a table of entries slots, rounded up to a power
+// of two.
+func newResumeTable(entries int) *resumeTable {
+	n := 1 << bits.Len(uint(max(entries, 1)-1))
+	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n)}
+}
+
+// prefixes appends to dst[:0] the hashes of body's first k*resumeBlock
+// bytes, k = 1, 2, ..., for client's requests to urlPath.
+func (t *resumeTable) prefixes(dst []uint64, client uint64, urlPath string, body []byte) []uint64 {
+	dst = dst[:0]
+	h := maphash.String(t.seed, urlPath) ^ client
+	for off := resumeBlock; off <= len(body); off += resumeBlock {
+		h = maphash.Comparable(t.seed, [2]uint64{h, maphash.Bytes(t.seed, body[off-resumeBlock:off])})
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// tailSum hashes body[k*resumeBlock:at], after the hash of the blocks
+// before it.
+func (t *resumeTable) tailSum(sum uint64, body []byte, k, at int) uint64 {
+	return maphash.Comparable(t.seed, [2]uint64{sum, maphash.Bytes(t.seed, body[k*resumeBlock:at])})
+}
+
+// find returns the Resume of body, whose prefix hashes are sums, for the
+// longest prefix that has one.
+func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
+	for k := len(sums); k > 0; k-- {
+		for way := range uint64(2) {
+			slot, mu := t.slot(sums[k-1] ^ way)
+			mu.Lock()
+			s := *slot
+			mu.Unlock()
+			if s.key == sums[k-1]^way && s.res != nil && s.at >= k*resumeBlock && s.at <= len(body) &&
+				s.at < (k+1)*resumeBlock && t.tailSum(sums[k-1], body, k, s.at) == s.tail {
+				return s.res
+			}
+		}
+	}
+	return nil
+}
+
+// keep records, for req's body, whose prefix hashes are sums, the Resumes
+// that leave its clean runs of messages unread in a later body; dirty are
+// the texts that must be read again (their indices in req.Texts: see
+// dirtyTexts).
+func (t *resumeTable) keep(sums []uint64, body []byte, req *llmreq.Request, dirty []int) {
+	for i, at := range req.Boundaries(resumePlaces) {
+		k := at / resumeBlock
+		if k == 0 || k > len(sums) {
+			continue // within the first block: a small body, cheap to read
+		}
+		res := req.ResumeAt(at, dirty)
+		if res == nil {
+			continue
+		}
+		way := uint64(min(i, 1))
+		s := resumeSlot{key: sums[k-1] ^ way, tail: t.tailSum(sums[k-1], body, k, at), at: at, res: res}
+		slot, mu := t.slot(s.key)
+		mu.Lock()
+		*slot = s
+		mu.Unlock()
+	}
+}
+
+// slot returns key's slot and the lock it is under.
+func (t *resumeTable) slot(key uint64) (*resumeSlot, *sync.Mutex) {
+	i := key & t.mask
+	return &t.slots[i], &t.locks[i%uint64(len(t.locks))]
+}
+
+// dirtyTexts returns the indices of the texts of o's request that a
+// Resume must not leave unread: those with a match, alone or as part of
+// their message's joined text.
+func dirtyTexts(o *outcome) []int {
+	var dirty []int
+	for _, fl := range o.flagged {
+		if fl.index >= 0 {
+			dirty = append(dirty, fl.index)
+		}
+	}
+	return append(dirty, o.joined...)
+}
