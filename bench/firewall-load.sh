@@ -18,7 +18,7 @@
 # Environment: CONNS (16), DURATION (3s per round), ROUNDS (7), SIZES
 # (4k,256k; 256k-doc: 256 KiB of real messages from the published corpora
 # instead of the prose; PROMPTWALL_CORPORA or bench/corpora; the real
-# shapes of the same corpora: agent, agent-4k, 256k-chat, and resent, each
+# shapes of the same corpora: 4k-chat, agent, agent-4k, 256k-chat, and resent, each
 # connection a client resending its own conversation with one more turn
 # each request: see bench/README.md and fwload's documentation), HEADERS
 # (sdk: the headers the openai npm client sends; minimal: Content-Type

@@ -115,7 +115,7 @@ func body(size string) ([]byte, error) {
 	case "256k-doc":
 		// Real messages, from the published corpora.
 		return chatbody.LongDocument256K(chatbody.Corpora())
-	case "agent", "agent-4k", "256k-chat":
+	case "agent", "agent-4k", "256k-chat", "4k-chat":
 		m, err := material()
 		if err != nil {
 			return nil, err
@@ -125,6 +125,14 @@ func body(size string) ([]byte, error) {
 			return m.Agent(256<<10, 1), nil
 		case "agent-4k":
 			return m.Agent(4<<10, 1), nil
+		case "4k-chat":
+			// The corpus's first place where a conversation fills 3.5
+			// KiB of the 4 (most answers alone are longer).
+			for seed := uint64(0); ; seed++ {
+				if b := m.Chat(4<<10, seed); len(b) >= 3584 || seed == uint64(len(m.Messages)) {
+					return b, nil
+				}
+			}
 		}
 		return m.Chat(256<<10, 0), nil
 	case "resent":
@@ -138,7 +146,7 @@ func body(size string) ([]byte, error) {
 	return nil, fmt.Errorf("unknown size %q (%s)", size, sizeNames)
 }
 
-const sizeNames = "4k, 256k, 256k-doc, agent, agent-4k, 256k-chat or resent"
+const sizeNames = "4k, 256k, 256k-doc, 4k-chat, agent, agent-4k, 256k-chat or resent"
 
 // material is the published corpora's, read once, without the texts the
 // rulebook calls malicious (its false positives in the benign corpora),
