@@ -39,6 +39,9 @@ func (w *walker) runStep(role string) {
 	joins := w.runOn && role != "" && role == w.runRole
 	if !w.stepped {
 		w.stepped, w.joined = true, joins
+		if w.afterSkip != "" && role == w.afterSkip {
+			w.misread = true // a whole walk joins this message to the run a range left unread
+		}
 	}
 	if joins {
 		w.group = w.runG[1]

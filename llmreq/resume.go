@@ -18,10 +18,11 @@ import (
 // own, is counts: texts, path bytes, groups. A Resume records those counts for each range; the
 // walk of a body that begins with the same bytes comes to the range in the same state, takes
 // the counts and goes on after it, and finds exactly the texts a full walk would, but for those
-// of the range. Anything else that could make the walks differ voids the Resume, and the body
-// is parsed whole: another walker than the earlier body's own (a mixed body), a range the
-// tape does not meet where it expects, a skipped message read by anything but its list's walk,
-// any error.
+// of the range. The message after a range must start a run of its own: the range records the
+// role of the run it ends, and a message after it of that role voids the Resume. So does
+// anything else that could make the walks differ, and the body is parsed whole: another walker
+// than the earlier body's own (a mixed body), a range the tape does not meet where it expects,
+// a skipped message read by anything but its list's walk, any error.
 
 // A Resume tells ParseResumed which ranges of a body it may leave unread. It holds offsets and
 // counts, never text. Request.ResumeAt makes one for a later body that begins with the first n
@@ -41,6 +42,7 @@ type skip struct {
 	texts    int32 // texts the walk found in them
 	paths    int32 // bytes of those texts' paths
 	groups   int32 // the walk's count of groups after them
+	run      uint8 // the role of the run open after them (roleCode), 0: none
 }
 
 // Bytes returns how many bytes of a body the Resume leaves unread.
@@ -62,8 +64,23 @@ type message struct {
 	list, from, to       int32 // to: the first byte of the next element, else a bound on its end
 	elems                int32
 	texts, paths, groups int32
-	fresh                bool // it does not continue the run of the element before it
-	clean                bool // no file, document or token ids in it, nor parts of another API
+	run                  uint8 // the role of the run open after it (roleCode), 0: none
+	fresh                bool  // it does not continue the run of the element before it
+	clean                bool  // no file, document or token ids in it, nor parts of another API
+}
+
+// runRoles are the roles a run can have (walkers take roles from chatRole and geminiRole),
+// coded by their index: a range records its run's role as a number, not a string.
+var runRoles = [...]string{RoleUnknown, RoleUser, RoleSystem, RoleDeveloper, RoleAssistant, RoleTool, RoleFunction}
+
+// roleCode returns role's index in runRoles, and false for a role not there.
+func roleCode(role string) (uint8, bool) {
+	for i, r := range runRoles {
+		if r == role {
+			return uint8(i), true
+		}
+	}
+	return 0, false
 }
 
 // errVoid makes a resumed parse start over without its Resume.
@@ -129,8 +146,9 @@ func (w *walker) history(i int, role string, each, single func(int, string)) {
 			w.skippedPaths += int(s.paths)
 			w.groups = int(s.groups)
 			w.msgs = append(w.msgs, message{list: list, from: s.from, to: s.to, elems: s.elems,
-				texts: s.texts, paths: s.paths, groups: s.groups, fresh: true, clean: true})
+				texts: s.texts, paths: s.paths, groups: s.groups, run: s.run, fresh: true, clean: true})
 			n += int(s.elems)
+			w.afterSkip = runRoles[s.run]
 			continue
 		}
 		m := message{list: list, from: int32(w.t.nodes[e].start()), elems: 1,
@@ -138,13 +156,19 @@ func (w *walker) history(i int, role string, each, single func(int, string)) {
 		docs, ids, files, want := len(w.docs), len(w.tokenIDs), len(w.fileTypes), w.want
 		w.stepped, w.joined = false, false
 		w.atIndex(n, e, role, each)
+		w.afterSkip = ""
 		n++
 		m.to = int32(w.nodeEnd(e))
 		m.texts = int32(len(w.texts)) - m.texts
 		m.paths = int32(len(w.paths)) - m.paths
 		m.groups = int32(w.groups)
 		m.fresh = w.stepped && !w.joined
-		m.clean = docs == len(w.docs) && ids == len(w.tokenIDs) && files == len(w.fileTypes) && want == w.want
+		run, known := uint8(0), true
+		if w.runOn {
+			run, known = roleCode(w.runRole)
+		}
+		m.run = run
+		m.clean = known && docs == len(w.docs) && ids == len(w.tokenIDs) && files == len(w.fileTypes) && want == w.want
 		if !w.secondary && w.t.record {
 			w.msgs = append(w.msgs, m)
 		}
@@ -208,10 +232,10 @@ const maxSkips = 16
 
 // ResumeAt returns the Resume that leaves unread, in a later body whose first n bytes are this
 // body's, the runs of messages of its message lists that hold none of the texts dirty names
-// (indices in Texts, ascending) and no file, document or token ids, and that end, with the
-// message after them, within those n bytes. It is nil when there is no such run, or when the
-// body was read by more than one walker. The texts a caller must read every time (a text with
-// a match) go in dirty: their runs are never left unread.
+// (indices in Texts) and no file, document or token ids, and that end within those n bytes
+// before another message of their list. It is nil when there is no such run, or when the body
+// was read by more than one walker. The texts a caller must read every time (a text with a
+// match) go in dirty: their runs are never left unread.
 func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 	if r.primary < 0 || len(r.msgs) == 0 {
 		return nil
@@ -237,8 +261,8 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 			ok = ok && r.msgs[j].clean && !bad[j]
 			j++
 		}
-		// It may be left unread when a message of its list follows it, wholly within n.
-		ok = ok && j < len(r.msgs) && r.msgs[j].list == m.list && int(r.msgs[j].to) <= n
+		// It may be left unread when a message of its list follows it, starting within n.
+		ok = ok && j < len(r.msgs) && r.msgs[j].list == m.list && int(r.msgs[j].from) <= n
 		if !ok {
 			cur = nil
 			i = j
@@ -255,6 +279,7 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 		}
 		cur.to = r.msgs[j].from
 		cur.groups = r.msgs[j-1].groups
+		cur.run = r.msgs[j-1].run
 		i = j
 	}
 	if len(skips) == 0 {

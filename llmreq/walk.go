@@ -52,11 +52,13 @@ type walker struct {
 	fileBuf   []byte // a file's decoded literal
 
 	// Message lists (resume.go): what the walk of each element left; what skip nodes stood
-	// for; whether the element's first run step (stepped) continued a run (joined); whether a
+	// for; whether the element's first run step (stepped) continued a run (joined); the role
+	// of the run a skip node ended, which the message after it must not continue; whether a
 	// skip node was met where it cannot be taken.
 	msgs                                []message
 	skipped, skippedTexts, skippedPaths int
 	stepped, joined, misread            bool
+	afterSkip                           string
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.

@@ -83,8 +83,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 // (chatbody.Material, without the texts the rulebook calls malicious, as
 // the load test sends them): "resent" is a conversation resent with one
 // more question and answer each request by one client, the requests of a
-// chat client; "agent" a 256 KiB agent conversation stamped anew each
-// request.
+// chat client; "agent" a 256 KiB agent conversation and "4k-chat" a 4 KiB
+// conversation, each stamped anew in its last question every request.
 // go test -bench Resent -benchmem ./caddymodule/firewall/
 func BenchmarkResent(b *testing.B) {
 	m, err := chatbody.LoadMaterial(chatbody.Corpora())
@@ -124,17 +124,25 @@ func BenchmarkResent(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)/float64(b.N), "bytes/op")
 	})
-	b.Run("agent", func(b *testing.B) {
-		fx := newFixture(b, &Firewall{})
-		body := m.Agent(256<<10, 1)
-		at := chatbody.StampAt(body)
-		var stamp uint64
-		b.SetBytes(int64(len(body)))
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			stamp++
-			chatbody.Stamp(body, at, stamp)
-			serve(b, fx, body)
+	stamped := func(body []byte) func(b *testing.B) {
+		return func(b *testing.B) {
+			fx := newFixture(b, &Firewall{})
+			at := chatbody.StampAt(body)
+			var stamp uint64
+			b.SetBytes(int64(len(body)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				stamp++
+				chatbody.Stamp(body, at, stamp)
+				serve(b, fx, body)
+			}
 		}
-	})
+	}
+	b.Run("agent", stamped(m.Agent(256<<10, 1)))
+	// The load test's 4k-chat: the first seed whose chat fills 3.5 KiB.
+	chat := m.Chat(4<<10, 0)
+	for seed := uint64(1); len(chat) < 3584 && seed < uint64(len(m.Messages)); seed++ {
+		chat = m.Chat(4<<10, seed)
+	}
+	b.Run("4k-chat", stamped(chat))
 }
