@@ -320,3 +320,60 @@ func FuzzResume(f *testing.F) {
 		resumePair(t, rand.New(rand.NewPCG(uint64(len(a)), uint64(len(b)))), "fuzz", path, a, b)
 	})
 }
+
+// TestResumeEachAPI: a conversation of each API with a message list, resent with one more
+// turn, is resumed (not voided), and equals its whole parse.
+func TestResumeEachAPI(t *testing.T) {
+	turn := func(i int) [2]string {
+		return [2]string{fmt.Sprintf("Question %d: what is the capital of country number %d?", i, i),
+			fmt.Sprintf("Answer %d: it is city number %d, on the river.", i, i)}
+	}
+	type shape struct {
+		path      string
+		open      string // the body up to the list
+		user, bot func(s string) string
+		close     string
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	shapes := map[string]shape{
+		"chat": {"/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"system","content":"Be brief."},`,
+			func(s string) string { return `{"role":"user","content":` + q(s) + `}` },
+			func(s string) string { return `{"role":"assistant","content":` + q(s) + `}` }, `],"stream":true}`},
+		"anthropic": {"/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":1024,"system":"Be brief.","messages":[`,
+			func(s string) string { return `{"role":"user","content":[{"type":"text","text":` + q(s) + `}]}` },
+			func(s string) string { return `{"role":"assistant","content":` + q(s) + `}` }, `]}`},
+		"gemini": {"/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[`,
+			func(s string) string { return `{"role":"user","parts":[{"text":` + q(s) + `}]}` },
+			func(s string) string { return `{"role":"model","parts":[{"text":` + q(s) + `}]}` }, `],"generationConfig":{"temperature":0.2}}`},
+		"responses": {"/v1/responses", `{"model":"gpt-4.1","instructions":"Be brief.","input":[`,
+			func(s string) string { return `{"role":"user","content":[{"type":"input_text","text":` + q(s) + `}]}` },
+			func(s string) string {
+				return `{"type":"message","role":"assistant","content":[{"type":"output_text","text":` + q(s) + `}]}`
+			}, `]}`},
+		"ollama": {"/api/chat", `{"model":"llama3","messages":[`,
+			func(s string) string { return `{"role":"user","content":` + q(s) + `}` },
+			func(s string) string { return `{"role":"assistant","content":` + q(s) + `}` }, `]}`},
+	}
+	for name, sh := range shapes {
+		var msgs []string
+		body := func() []byte { return []byte(sh.open + joinStrings(msgs) + sh.close) }
+		var prev *Request
+		for i := range 30 {
+			tq := turn(i)
+			if i > 0 {
+				msgs = append(msgs, sh.bot(turn(i - 1)[1]))
+			}
+			msgs = append(msgs, sh.user(tq[0]))
+			b := body()
+			var res *Resume
+			if prev != nil {
+				res = prev.ResumeAt(prev.Boundaries(0)[0], nil)
+			}
+			got := checkResumed(t, fmt.Sprintf("%s request %d", name, i), sh.path, b, res)
+			if i > 5 && got.Skipped() < len(b)/2 {
+				t.Fatalf("%s request %d: %d of %d bytes left unread, want most", name, i, got.Skipped(), len(b))
+			}
+			prev = got
+		}
+	}
+}
