@@ -656,3 +656,46 @@ func TestResumeRedteamClients(t *testing.T) {
 	got, _ := tw.send(t, "same", func() *http.Request { r := post(chatPath, body); first(r); return r })
 	wantResumed(t, "same", got)
 }
+
+// deepLeaves is a user message whose content is an object under one long
+// key holding n string members, the one at mal malicious (none: -1):
+// every leaf's path is about 500 bytes, so that the paths of a few hundred
+// leaves outgrow twice a small body (llmreq's pathLimit).
+func deepLeaves(prefix string, n, mal int) string {
+	var b strings.Builder
+	b.WriteString(`{"role":"user","content":{"` + strings.Repeat("k", 450) + `":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := "s"
+		if i == mal {
+			v = malText
+		}
+		fmt.Fprintf(&b, `"%s%d":%q`, prefix, i, v)
+	}
+	b.WriteString(`}}}`)
+	return b.String()
+}
+
+// TestResumeRedteamPathLimitByBodyLength: llmreq cuts the paths of a
+// body's texts short once they add up to twice the body's length, and a
+// Resume's count of path bytes is the one of the body it was made from. A
+// short clean body whose history's paths were cut short is resumed by a
+// long one that sends the same history: read whole, the long body keeps
+// the history's paths long and cuts later paths sooner than the resumed
+// parse does, so a malicious text after the history is blocked with
+// another path in the error's param and in the log.
+func TestResumeRedteamPathLimitByBodyLength(t *testing.T) {
+	tw := newTwin(t, func() *Firewall { return &Firewall{} })
+	h := []string{deepLeaves("a", 250, -1), msg("assistant", "ok")}
+	if _, r := tw.sendBody(t, "short", chatPath, "a", chat(with(h, msg("user", "hi"))...)); !r.up.called {
+		t.Fatal("the short body is blocked")
+	}
+	long := with(h, msg("user", chatbody.Prose(200<<10, 1)), deepLeaves("b", 500, 300))
+	got, r := tw.sendBody(t, "long", chatPath, "a", chat(long...))
+	wantResumed(t, "long", got)
+	if r.up.called {
+		t.Fatal("the malicious leaf passed")
+	}
+}

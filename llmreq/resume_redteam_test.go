@@ -1,0 +1,51 @@
+package llmreq
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// deepLeaves is a user message whose content is an object under one long key holding n string
+// members: every leaf's path (and its key's) is about 500 bytes, so the paths of a few hundred
+// leaves outgrow twice a small body (pathLimit).
+func deepLeaves(prefix string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"role":"user","content":{"` + strings.Repeat("k", 450) + `":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"%s%d":"s"`, prefix, i)
+	}
+	b.WriteString(`}}}`)
+	return b.String()
+}
+
+// TestResumeRedteamPathLimitDependsOnBodyLength: pathLimit compares the paths made so far with
+// the body's length, so the path bytes a skipped range stood for depend on the length of the body
+// it was counted in. A short first body counts its history's paths cut short; a longer second body
+// that resends the same history, read whole, keeps them long, crosses the limit sooner, and gives
+// the texts after it shorter paths than the resumed parse does.
+func TestResumeRedteamPathLimitDependsOnBodyLength(t *testing.T) {
+	history := deepLeaves("a", 250) + `,{"role":"assistant","content":"ok"}`
+	b1 := []byte(`{"messages":[` + history + `,{"role":"user","content":"hi"}]}`)
+	b2 := []byte(`{"messages":[` + history + `,{"role":"user","content":"` + strings.Repeat("filler words ", 16000) + `"},` +
+		deepLeaves("b", 500) + `]}`)
+	r1, err := ParseResumed("/v1/chat/completions", b1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r1.Boundaries(1)[1] // the start of b1's last message
+	if n > commonPrefix(b1, b2) {
+		t.Fatalf("boundary %d past the shared prefix %d", n, commonPrefix(b1, b2))
+	}
+	res := r1.ResumeAt(n, nil)
+	if res == nil || res.Bytes() == 0 {
+		t.Fatal("no Resume for the history")
+	}
+	got := checkResumed(t, "longer body", "/v1/chat/completions", b2, res)
+	if got.Skipped() == 0 {
+		t.Fatal("not resumed")
+	}
+}
