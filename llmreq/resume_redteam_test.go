@@ -49,3 +49,28 @@ func TestResumeRedteamPathLimitDependsOnBodyLength(t *testing.T) {
 		t.Fatal("not resumed")
 	}
 }
+
+// TestResumeRedteamMaxTextsFileText: emit counts the texts a Resume left unread against
+// MaxTexts, but a file's text (emitFile) counts only the texts read: a history of MaxTexts texts
+// resumed, then a file, is accepted where the whole parse refuses the body.
+func TestResumeRedteamMaxTextsFileText(t *testing.T) {
+	var msgs []string
+	for i := range MaxTexts {
+		msgs = append(msgs, `{"role":"`+[]string{"user", "assistant"}[i%2]+`","content":"t"}`)
+	}
+	b1 := []byte(`{"messages":[` + joinStrings(msgs) + `]}`)
+	file := `{"role":"user","content":[{"type":"file","file":{"file_data":"data:text/plain;base64,aGVsbG8="}}]}`
+	b2 := []byte(`{"messages":[` + joinStrings(msgs) + `,` + file + `]}`)
+	r1, err := ParseResumed("/v1/chat/completions", b1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("/v1/chat/completions", b2); err == nil {
+		t.Fatal("the whole parse accepts the body")
+	}
+	res := r1.ResumeAt(r1.Boundaries(1)[0], nil)
+	if res == nil {
+		t.Fatal("no Resume")
+	}
+	checkResumed(t, "file after a resumed history", "/v1/chat/completions", b2, res)
+}

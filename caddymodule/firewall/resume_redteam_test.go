@@ -699,3 +699,24 @@ func TestResumeRedteamPathLimitByBodyLength(t *testing.T) {
 		t.Fatal("the malicious leaf passed")
 	}
 }
+
+// TestResumeRedteamMaxTextsFileText: a history of MaxTexts texts, resumed,
+// then a message with a text file: the file's text is one over MaxTexts,
+// and the body is refused (413) by a firewall that reads it whole, but
+// llmreq's emitFile counts only the texts it read, not those a Resume left
+// unread: resumed, the body goes upstream.
+func TestResumeRedteamMaxTextsFileText(t *testing.T) {
+	tw := newTwin(t, func() *Firewall { return &Firewall{} })
+	var h []string
+	for i := range llmreq.MaxTexts {
+		h = append(h, `{"role":"`+[]string{"user", "assistant"}[i%2]+`","content":"t`+fmt.Sprint(i%89)+`"}`)
+	}
+	if _, r := tw.sendBody(t, "at the limit", chatPath, "a", chat(h...)); !r.up.called {
+		t.Fatalf("refused at MaxTexts: %d", r.rec.Code)
+	}
+	file := `{"role":"user","content":[{"type":"file","file":{"file_data":"data:text/plain;base64,` +
+		base64.StdEncoding.EncodeToString([]byte("hello")) + `"}}]}`
+	if _, r := tw.sendBody(t, "a file over the limit", chatPath, "a", chat(with(h, file)...)); r.up.called {
+		t.Fatal("a body over MaxTexts passed")
+	}
+}
