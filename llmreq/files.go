@@ -243,7 +243,7 @@ func (w *walker) document(v int, role, mt string, data []byte, why string) {
 // emitFile records string node v as a text of role whose value is a file's content.
 func (w *walker) emitFile(v int, role string, content []byte, mt string, enc fileEnc) {
 	n := w.t.nodes[v]
-	if len(w.texts) >= MaxTexts {
+	if len(w.texts)+w.skippedTexts >= MaxTexts {
 		if w.tooMany < 0 {
 			w.tooMany = n.start()
 		}
