@@ -250,7 +250,7 @@ func (w *walker) emitFile(v int, role string, content []byte, mt string, enc fil
 		return
 	}
 	sp := textSpan{path0: len(w.paths)}
-	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
+	w.appendTextPath()
 	sp.path1, sp.val0 = len(w.paths), len(w.values)
 	w.values = append(grow(w.values, len(content)), content...)
 	sp.val1 = len(w.values)

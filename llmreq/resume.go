@@ -40,7 +40,7 @@ type skip struct {
 	from, to int32 // the first byte of its first message; the first byte of the message after it
 	elems    int32 // messages in the range
 	texts    int32 // texts the walk found in them
-	paths    int32 // bytes of those texts' paths
+	paths    int32 // bytes of those texts' paths, uncut by pathLimit
 	groups   int32 // the walk's count of groups after them
 	run      uint8 // the role of the run open after them (roleCode), 0: none
 }
@@ -125,6 +125,11 @@ func (t *tape) skipAt(list, i int) (int, bool) {
 
 // history visits a message list like list, records each element for ResumeAt, and takes the
 // ranges of skip nodes as the messages they stand for.
+//
+// A message's path bytes are counted uncut by pathLimit (w.short), since its bound is the
+// body's length: a later, longer body read whole may keep the paths this one cut. That body
+// either cuts none of the range's paths, and makes the same count, or is past the bound within
+// the range, and so after it, read whole or resumed.
 func (w *walker) history(i int, role string, each, single func(int, string)) {
 	if w.kind(i) != kindArray {
 		single(i, role)
@@ -152,7 +157,7 @@ func (w *walker) history(i int, role string, each, single func(int, string)) {
 			continue
 		}
 		m := message{list: list, from: int32(w.t.nodes[e].start()), elems: 1,
-			texts: int32(len(w.texts)), paths: int32(len(w.paths))}
+			texts: int32(len(w.texts)), paths: int32(len(w.paths) + w.short)}
 		docs, ids, files, want := len(w.docs), len(w.tokenIDs), len(w.fileTypes), w.want
 		w.stepped, w.joined = false, false
 		w.atIndex(n, e, role, each)
@@ -160,7 +165,7 @@ func (w *walker) history(i int, role string, each, single func(int, string)) {
 		n++
 		m.to = int32(w.nodeEnd(e))
 		m.texts = int32(len(w.texts)) - m.texts
-		m.paths = int32(len(w.paths)) - m.paths
+		m.paths = int32(len(w.paths)+w.short) - m.paths
 		m.groups = int32(w.groups)
 		m.fresh = w.stepped && !w.joined
 		run, known := uint8(0), true

@@ -74,3 +74,73 @@ func TestResumeRedteamMaxTextsFileText(t *testing.T) {
 	}
 	checkResumed(t, "file after a resumed history", "/v1/chat/completions", b2, res)
 }
+
+// TestResumeRedteamPathLimitVariants: pathLimit's bound met in the earlier body, in the later
+// one, in both, in neither; keys of multi-byte characters (cut on a character's edge); and a
+// body resumed from a resumed one.
+func TestResumeRedteamPathLimitVariants(t *testing.T) {
+	leaves := func(key, prefix string, n int) string {
+		var b strings.Builder
+		b.WriteString(`{"role":"user","content":{"` + key + `":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"%s%d":"s"`, prefix, i)
+		}
+		b.WriteString(`}}}`)
+		return b.String()
+	}
+	filler := func(n int) string {
+		return `{"role":"user","content":"` + strings.Repeat("filler words ", n) + `"}`
+	}
+	for _, key := range []string{strings.Repeat("k", 450), strings.Repeat("é", 230), strings.Repeat("€k", 110)} {
+		for _, hist := range []int{250, 600} {
+			history := leaves(key, "a", hist) + `,{"role":"assistant","content":"ok"}`
+			for _, pad := range []int{0, 16000} {
+				for _, later := range []int{100, 1500} {
+					b1 := []byte(`{"messages":[` + history + `,{"role":"user","content":"hi"}]}`)
+					bodies := [][]byte{b1}
+					for _, order := range []int{0, 1} {
+						b := `{"messages":[` + history + `,` + filler(pad) + `,` + leaves(key, "b", later) + `]}`
+						if order == 1 {
+							b = `{"messages":[` + history + `,` + leaves(key, "b", later) + `,` + filler(pad) + `]}`
+						}
+						bodies = append(bodies, []byte(b))
+					}
+					name := fmt.Sprintf("key %d history %d pad %d later %d", len(key), hist, pad, later)
+					// Each body from each other's Resume, and the third from the second's,
+					// itself resumed from the first's.
+					for i, a := range bodies {
+						ra, err := ParseResumed("/v1/chat/completions", a, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for j, b := range bodies {
+							n := min(commonPrefix(a, b), ra.Boundaries(1)[0])
+							for _, cut := range ra.Boundaries(6) {
+								if cut <= n {
+									n = cut
+									break
+								}
+							}
+							rb := checkResumed(t, fmt.Sprintf("%s: %d from %d", name, j, i), "/v1/chat/completions", b, ra.ResumeAt(n, nil))
+							if rb == nil {
+								continue
+							}
+							for k, c := range bodies {
+								m := commonPrefix(b, c)
+								for _, cut := range rb.Boundaries(6) {
+									if cut <= m {
+										checkResumed(t, fmt.Sprintf("%s: %d from %d from %d", name, k, j, i), "/v1/chat/completions", c, rb.ResumeAt(cut, nil))
+										break
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -59,6 +59,7 @@ type walker struct {
 	skipped, skippedTexts, skippedPaths int
 	stepped, joined, misread            bool
 	afterSkip                           string
+	short                               int // path bytes pathLimit's cuts to 64 took (appendTextPath)
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
@@ -238,7 +239,7 @@ func (w *walker) emit(i int, role string) {
 		return
 	}
 	sp := textSpan{path0: len(w.paths)}
-	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, w.pathLimit())
+	w.appendTextPath()
 	sp.path1 = len(w.paths)
 	if lit := w.body[n.start()+1 : n.end()-1]; !n.escaped() && (n.ascii() || jsonstr.ValidUTF8(lit)) {
 		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
@@ -285,25 +286,54 @@ func (w *walker) emitKey(k int, role string) {
 	}
 }
 
+// appendTextPath appends the current path to paths, cut to pathLimit. What a cut to 64 bytes
+// took from it beyond MaxPathLen's cut goes in short: a message list's walk counts a message's
+// path bytes as a body that cuts none of them would (see history).
+func (w *walker) appendTextPath() {
+	limit := w.pathLimit()
+	mark := len(w.paths)
+	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, limit)
+	if limit < MaxPathLen && len(w.path) > limit {
+		w.short += pathLen(w.path, MaxPathLen) - (len(w.paths) - mark)
+	}
+}
+
+const ellipsis = "…"
+
 // appendPath appends path, shortened in the middle to limit bytes if longer. The cut falls on
 // UTF-8 character boundaries, so the path stays valid UTF-8.
 func appendPath(dst, path []byte, limit int) []byte {
 	if len(path) <= limit {
 		return append(dst, path...)
 	}
-	const ellipsis = "…"
-	head := (limit - len(ellipsis)) / 2
+	head, t := cutPath(path, limit)
+	dst = append(dst, path[:head]...)
+	dst = append(dst, ellipsis...)
+	return append(dst, path[t:]...)
+}
+
+// cutPath returns where appendPath cuts a path longer than limit: it keeps path[:head] and
+// path[t:].
+func cutPath(path []byte, limit int) (head, t int) {
+	head = (limit - len(ellipsis)) / 2
 	tail := limit - len(ellipsis) - head
 	for head > 0 && !utf8.RuneStart(path[head]) {
 		head--
 	}
-	t := len(path) - tail
+	t = len(path) - tail
 	for t < len(path) && !utf8.RuneStart(path[t]) {
 		t++
 	}
-	dst = append(dst, path[:head]...)
-	dst = append(dst, ellipsis...)
-	return append(dst, path[t:]...)
+	return head, t
+}
+
+// pathLen is the length of appendPath's copy of path.
+func pathLen(path []byte, limit int) int {
+	if len(path) <= limit {
+		return len(path)
+	}
+	head, t := cutPath(path, limit)
+	return head + len(ellipsis) + len(path) - t
 }
 
 // pathLimit is MaxPathLen until the paths of the texts add up to twice the body's size (plus
