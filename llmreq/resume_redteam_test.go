@@ -144,3 +144,13 @@ func TestResumeRedteamPathLimitVariants(t *testing.T) {
 		}
 	}
 }
+
+// redteamSeeds are pairs of bodies for FuzzResume near pathLimit's bound: a short body whose
+// history's paths outgrow it, and a longer one that resends that history.
+func redteamSeeds() [][2][]byte {
+	history := deepLeaves("a", 100) + `,{"role":"assistant","content":"ok"}`
+	short := []byte(`{"messages":[` + history + `,{"role":"user","content":"hi"}]}`)
+	long := []byte(`{"messages":[` + history + `,{"role":"user","content":"` + strings.Repeat("filler words ", 1500) + `"},` +
+		deepLeaves("b", 40) + `]}`)
+	return [][2][]byte{{short, long}, {long, short}}
+}

@@ -313,6 +313,9 @@ func FuzzResume(f *testing.F) {
 			}
 		}
 	}
+	for _, p := range redteamSeeds() {
+		f.Add("/v1/chat/completions", p[0], p[1])
+	}
 	f.Fuzz(func(t *testing.T, path string, a, b []byte) {
 		if len(a) > 1<<16 || len(b) > 1<<16 {
 			return
