@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
@@ -718,5 +719,66 @@ func TestResumeRedteamMaxTextsFileText(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte("hello")) + `"}}]}`
 	if _, r := tw.sendBody(t, "a file over the limit", chatPath, "a", chat(with(h, file)...)); r.up.called {
 		t.Fatal("a body over MaxTexts passed")
+	}
+}
+
+// TestResumeRedteamConcurrent: clients resending their conversations at
+// once, with regenerated turns that rewrite the table's slots while other
+// requests read them: each request is treated as a firewall without a
+// cache treats it (run it with -race).
+func TestResumeRedteamConcurrent(t *testing.T) {
+	on := newFixture(t, &Firewall{SafeCache: 256}) // few slots: clients share them
+	off := newFixture(t, &Firewall{SafeCache: -1})
+	type sent struct {
+		client, body string
+		code         int
+		up           []byte
+	}
+	const clients, turns = 6, 14
+	results := make([][]sent, clients)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := history(2)
+			for turn := range turns {
+				q := chatbody.Prose(200, c*31+turn)
+				switch (turn + c) % 5 {
+				case 2:
+					q = splitHead
+				case 3:
+					q = splitTail
+				case 4:
+					q = suspText
+				}
+				if turn%6 == 5 {
+					q = malText
+				}
+				h = with(h, msg("user", q))
+				for range 1 + turn%2 {
+					body := chat(h...)
+					r := post(chatPath, body)
+					r.Header.Set("Authorization", fmt.Sprint("Bearer c", c))
+					res := on.do(t, r)
+					results[c] = append(results[c], sent{fmt.Sprint("c", c), body, res.rec.Code, res.up.body})
+				}
+				h = with(h, msg("assistant", chatbody.Prose(150, c+turn)))
+			}
+		}()
+	}
+	wg.Wait()
+	for c := range clients {
+		for i, s := range results[c] {
+			r := post(chatPath, s.body)
+			r.Header.Set("Authorization", "Bearer "+s.client)
+			res := off.do(t, r)
+			if res.rec.Code != s.code || !bytes.Equal(res.up.body, s.up) {
+				t.Fatalf("client %d request %d: resumed %d, whole %d", c, i, s.code, res.rec.Code)
+			}
+		}
+	}
+	if resumedBytes(t, on) == 0 {
+		t.Fatal("nothing resumed")
 	}
 }
