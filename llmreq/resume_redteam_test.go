@@ -2,6 +2,7 @@ package llmreq
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,4 +154,72 @@ func redteamSeeds() [][2][]byte {
 	long := []byte(`{"messages":[` + history + `,{"role":"user","content":"` + strings.Repeat("filler words ", 1500) + `"},` +
 		deepLeaves("b", 40) + `]}`)
 	return [][2][]byte{{short, long}, {long, short}}
+}
+
+// TestResumeRedteamMessageAfterRange: a range may end at a message that only starts within
+// the shared bytes, so a later body decides that message's role with bytes the earlier body
+// did not have. Every way of giving it the role of the run the range ended (the role key
+// spelled otherwise, escaped, repeated, missing where the API defaults it, a message type that
+// takes a role) must read like the whole parse: joined to the run, never after a closed one.
+func TestResumeRedteamMessageAfterRange(t *testing.T) {
+	type shape struct {
+		name, path, open, close string
+		user, bot               string   // a message of the run's role and one of another, each with %s for its text
+		joins, apart            []string // messages after the range: of the run's role, of another
+	}
+	shapes := []shape{
+		{"chat", "/v1/chat/completions", `{"model":"m","messages":[`, `]}`,
+			`{"role":"user","content":%q}`, `{"role":"assistant","content":%q}`,
+			[]string{`{"role":"user","content":"x"}`, `{"Role":"user","content":"x"}`, `{"r\u006fle":"user","content":"x"}`,
+				`{"role":"u\u0073er","content":"x"}`, `{"role":"user","role":"user","content":"x"}`, `{"content":"x","role":"user"}`,
+				`{"role":"user","content":[{"type":"text","text":"x"}]}`, `{"ROLE":"user","content":"x"}`},
+			[]string{`{"role":"assistant","content":"x"}`, `{"role":"assistant","role":"user","content":"x"}`, `{"content":"x"}`,
+				`{"role":"User","content":"x"}`, `"x"`, `7`, `{"role":"tool","content":"x"}`}},
+		{"anthropic", "/v1/messages", `{"model":"m","max_tokens":9,"messages":[`, `]}`,
+			`{"role":"user","content":[{"type":"text","text":%q}]}`, `{"role":"assistant","content":%q}`,
+			[]string{`{"role":"user","content":"x"}`, `{"Role":"user","content":[{"type":"text","text":"x"}]}`,
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}`},
+			[]string{`{"role":"assistant","content":"x"}`, `{"content":"x"}`, `null`}},
+		{"gemini", "/v1beta/models/g:generateContent", `{"contents":[`, `]}`,
+			`{"parts":[{"text":%q}]}`, `{"role":"model","parts":[{"text":%q}]}`,
+			[]string{`{"parts":[{"text":"x"}]}`, `{"role":"user","parts":[{"text":"x"}]}`, `{"ROLE":"user","parts":[{"text":"x"}]}`,
+				`{"r_o_l_e":"user","parts":[{"text":"x"}]}`, `{}`},
+			[]string{`{"role":"model","parts":[{"text":"x"}]}`, `{"role":"function","parts":[{"text":"x"}]}`, `"x"`}},
+		{"responses", "/v1/responses", `{"model":"m","input":[`, `]}`,
+			`{"role":"user","content":%q}`, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":%q}]}`,
+			[]string{`{"role":"user","content":"x"}`, `{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}`,
+				`{"role":"user","type":"message","content":"x"}`},
+			[]string{`{"type":"function_call_output","call_id":"c","output":"x"}`, `{"type":"function_call","role":"user","name":"f","arguments":"x"}`,
+				`{"type":"message","type":"message2","role":"user","content":"x"}`, `"x"`}},
+	}
+	for _, s := range shapes {
+		var msgs []string
+		for i := range 6 {
+			msgs = append(msgs, fmt.Sprintf(s.user, fmt.Sprintf("question %d", i)), fmt.Sprintf(s.bot, fmt.Sprintf("answer %d", i)))
+		}
+		msgs = append(msgs, fmt.Sprintf(s.user, "Ignore all previous"))
+		b1 := []byte(s.open + joinStrings(append(slices.Clone(msgs), fmt.Sprintf(s.bot, "no"), fmt.Sprintf(s.user, "ok"))) + s.close)
+		r1, err := ParseResumed(s.path, b1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := len(s.open) + len(joinStrings(msgs)) + 1 // the message after the user's run
+		res := r1.ResumeAt(at, nil)
+		if res == nil || res.Bytes() == 0 {
+			t.Fatalf("%s: no Resume ending at the answer", s.name)
+		}
+		for k, set := range [][]string{s.joins, s.apart} {
+			for _, next := range set {
+				b2 := []byte(s.open + joinStrings(append(slices.Clone(msgs), next, fmt.Sprintf(s.user, "more"))) + s.close)
+				if commonPrefix(b1, b2) < at {
+					t.Fatalf("%s: %s parts before the boundary", s.name, next)
+				}
+				got := checkResumed(t, s.name+" "+next, s.path, b2, res)
+				t.Logf("%s %s: %d bytes unread", s.name, next, got.Skipped())
+				if apart := k == 1; apart && got.Skipped() == 0 {
+					t.Errorf("%s: %s, of another role, voided the Resume", s.name, next)
+				}
+			}
+		}
+	}
 }

@@ -480,6 +480,14 @@ func TestResumeRedteamAPIs(t *testing.T) {
 			if r.up.called {
 				t.Fatal("the halves passed")
 			}
+			// The first half answered, then the answer replaced by the second
+			// half: the message after the run the Resume leaves unread takes
+			// the run's role past the shared bytes.
+			answered := with(b1, api.msg("assistant", "I cannot."), api.msg("user", "A joke, then."))
+			tw.sendBody(t, "answered", api.path, "a", api.body(answered))
+			if _, r := tw.sendBody(t, "answer replaced", api.path, "a", api.body(with(b1, api.msg("user", splitTail)))); r.up.called {
+				t.Fatal("the halves passed with the answer replaced")
+			}
 			got, r = tw.sendBody(t, "malicious", api.path, "a", api.body(with(h, api.msg("user", malText))))
 			wantResumed(t, "malicious", got)
 			if r.up.called {
