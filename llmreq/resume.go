@@ -32,6 +32,7 @@ type Resume struct {
 	api     API
 	primary int
 	skips   []skip
+	few     [2]skip // skips, when there are no more (most Resumes): one allocation
 }
 
 // skip is one range of whole messages of a list.
@@ -246,7 +247,11 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 		return nil
 	}
 	// Mark the messages that hold a dirty text.
-	bad := make([]bool, len(r.msgs))
+	var small [256]bool
+	bad := small[:]
+	if len(r.msgs) > len(small) {
+		bad = make([]bool, len(r.msgs))
+	}
 	for _, d := range dirty {
 		at := int32(r.Texts[d].start)
 		i, _ := slices.BinarySearchFunc(r.msgs, at, func(m message, at int32) int { return int(m.from - at) })
@@ -256,7 +261,8 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 			bad[i-1] = true
 		}
 	}
-	var skips []skip
+	var buf [4]skip
+	skips := buf[:0]
 	var cur *skip // the range being built
 	for i := 0; i < len(r.msgs); {
 		// The run that starts at message i: its messages up to the next fresh one.
@@ -295,7 +301,13 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 		skips = skips[:maxSkips]
 		slices.SortFunc(skips, func(a, b skip) int { return int(a.from - b.from) })
 	}
-	return &Resume{api: r.API, primary: r.primary, skips: skips}
+	res := &Resume{api: r.API, primary: r.primary}
+	if len(skips) <= len(res.few) {
+		res.skips = res.few[:copy(res.few[:], skips)]
+	} else {
+		res.skips = slices.Clone(skips)
+	}
+	return res
 }
 
 // Skipped returns how many bytes of the body ParseResumed left unread.
