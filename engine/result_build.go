@@ -63,7 +63,14 @@ func (e *Engine) finish(st *scanState) Result {
 // "[removed: <category>]" (docs/SPEC.md section 6); bytes outside the groups are
 // kept exactly, invalid UTF-8 included. merged is sorted by start.
 func (e *Engine) sanitize(t *text, merged []span) []byte {
+	return e.sanitizeEdits(t, merged, nil)
+}
+
+// sanitizeEdits is sanitize, and appends each group to edits when it is
+// not nil.
+func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit) []byte {
 	raw := t.raw
+	du := 0
 	out := make([]byte, 0, len(raw)+32)
 	last := 0 // byte offset copied up to
 	at := textCursor{t: t}
@@ -79,9 +86,16 @@ func (e *Engine) sanitize(t *text, merged []span) []byte {
 		}
 		bs, be := at.byteAt(int(g.start)), at.byteAt(int(g.end))
 		out = append(out, raw[last:bs]...)
+		ob := len(out)
 		out = append(out, "[removed: "...)
 		out = append(out, e.c.rules[best.rule].category...)
 		out = append(out, ']')
+		if edits != nil {
+			us := int(g.start) + du
+			ue := us + unitLen(out[ob:])
+			du += ue - us - int(g.end-g.start)
+			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: len(out), du: du, from: int(g.start), to: int(g.end)})
+		}
 		last = be
 		i = j
 	}
@@ -99,4 +113,14 @@ func (e *Engine) outranks(a, b span) bool {
 		return la > lb
 	}
 	return a.rule < b.rule
+}
+
+// unitLen is the length of b in UTF-16 units, decoded as decodeText does.
+func unitLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		size, units := charAt(b, i)
+		i, n = i+size, n+units
+	}
+	return n
 }
