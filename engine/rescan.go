@@ -41,7 +41,10 @@ type Cover struct {
 	n, size  int  // the text's length in units and in bytes
 	ascii    bool // the text is ASCII: units are bytes
 	covered  []span
-	reported []span
+	reported []span // the result's matches, with their rules
+	// sanitized is the result's copy, which SanitizeScan with every match
+	// of the result returns.
+	sanitized []byte
 }
 
 // ScanCover is Scan, and also returns raw's Cover for SanitizeScan, or nil
@@ -57,9 +60,9 @@ func (e *Engine) ScanCover(raw []byte) (Result, *Cover) {
 	if len(res.Matches) == 0 {
 		return res, nil
 	}
-	cov := &Cover{n: st.t.len(), size: len(raw), ascii: st.t.ascii, covered: unionSpans(st.cover)}
+	cov := &Cover{n: st.t.len(), size: len(raw), ascii: st.t.ascii, covered: unionSpans(st.cover), sanitized: res.Sanitized}
 	for _, m := range res.Matches {
-		cov.reported = append(cov.reported, span{start: int32(m.Start), end: int32(m.End)})
+		cov.reported = append(cov.reported, span{rule: int32(e.ruleIndex(m.Rule)), start: int32(m.Start), end: int32(m.End)})
 	}
 	return res, cov
 }
@@ -137,7 +140,14 @@ func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match) ([]byte, Resul
 		return int(a.rule - b.rule)
 	})
 	var edits []edit
-	out := e.sanitizeEdits(&t, spans, &edits)
+	var out []byte
+	if slices.EqualFunc(spans, cov.reported, func(a, b span) bool { return a.rule == b.rule && a.start == b.start && a.end == b.end }) {
+		// Every match of the result: its copy.
+		e.sanitizeEdits(&t, spans, &edits, true)
+		out = cov.sanitized
+	} else {
+		out = e.sanitizeEdits(&t, spans, &edits, false)
+	}
 	if !e.rescanWindows(out, cov, edits) {
 		res, c := e.ScanCover(out)
 		return out, res, c

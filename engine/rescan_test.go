@@ -47,7 +47,7 @@ func checkSanitizeScan(t testing.TB, e *Engine, raw []byte, ms []Match) (windows
 	}
 	sortSpans(spans)
 	tx := text{raw: raw, ascii: cov.ascii}
-	e.sanitizeEdits(&tx, spans, &edits)
+	e.sanitizeEdits(&tx, spans, &edits, true)
 	windows = e.rescanWindows(want, cov, edits)
 	if windows && len(wantRes.Matches) > 0 {
 		t.Fatalf("windows cleared a copy with matches: %q with %v: %v", raw, ms, wantRes.Matches)

@@ -63,16 +63,20 @@ func (e *Engine) finish(st *scanState) Result {
 // "[removed: <category>]" (docs/SPEC.md section 6); bytes outside the groups are
 // kept exactly, invalid UTF-8 included. merged is sorted by start.
 func (e *Engine) sanitize(t *text, merged []span) []byte {
-	return e.sanitizeEdits(t, merged, nil)
+	return e.sanitizeEdits(t, merged, nil, false)
 }
 
 // sanitizeEdits is sanitize, and appends each group to edits when it is
-// not nil.
-func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit) []byte {
+// not nil; with dry, it writes no copy (it returns nil) and only lists the
+// groups.
+func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) []byte {
 	raw := t.raw
-	du := 0
-	out := make([]byte, 0, len(raw)+32)
-	last := 0 // byte offset copied up to
+	var out []byte
+	if !dry {
+		out = make([]byte, 0, len(raw)+32)
+	}
+	size, du := 0, 0 // the copy's length so far; its units less the text's
+	last := 0        // byte offset copied up to
 	at := textCursor{t: t}
 	for i := 0; i < len(merged); {
 		g := merged[i]
@@ -85,19 +89,26 @@ func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit) []byte {
 			}
 		}
 		bs, be := at.byteAt(int(g.start)), at.byteAt(int(g.end))
-		out = append(out, raw[last:bs]...)
-		ob := len(out)
-		out = append(out, "[removed: "...)
-		out = append(out, e.c.rules[best.rule].category...)
-		out = append(out, ']')
+		category := e.c.rules[best.rule].category
+		if !dry {
+			out = append(out, raw[last:bs]...)
+			out = append(out, "[removed: "...)
+			out = append(out, category...)
+			out = append(out, ']')
+		}
+		ob := size + bs - last
+		size = ob + len("[removed: ]") + len(category)
 		if edits != nil {
 			us := int(g.start) + du
-			ue := us + unitLen(out[ob:])
+			ue := us + len("[removed: ]") + unitLen([]byte(category))
 			du += ue - us - int(g.end-g.start)
-			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: len(out), du: du, from: int(g.start), to: int(g.end)})
+			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: int(g.start), to: int(g.end)})
 		}
 		last = be
 		i = j
+	}
+	if dry {
+		return nil
 	}
 	return append(out, raw[last:]...)
 }
