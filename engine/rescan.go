@@ -43,8 +43,9 @@ type Cover struct {
 	covered  []span
 	reported []span // the result's matches, with their rules
 	// sanitized is the result's copy, which SanitizeScan with every match
-	// of the result returns.
+	// of the result returns, and edits its groups.
 	sanitized []byte
+	edits     []edit
 }
 
 // ScanCover is Scan, and also returns raw's Cover for SanitizeScan, or nil
@@ -55,12 +56,13 @@ func (e *Engine) ScanCover(raw []byte) (Result, *Cover) {
 	st.spans, st.cover, st.keepCover = st.spans[:0], st.cover[:0], true
 	decodeText(raw, &st.t)
 	e.collect(st)
-	st.keepCover = false
+	st.keepCover, st.keepEdits = false, true
 	res := e.finish(st)
+	st.keepEdits = false
 	if len(res.Matches) == 0 {
 		return res, nil
 	}
-	cov := &Cover{n: st.t.len(), size: len(raw), ascii: st.t.ascii, covered: unionSpans(st.cover), sanitized: res.Sanitized}
+	cov := &Cover{n: st.t.len(), size: len(raw), ascii: st.t.ascii, covered: unionSpans(st.cover), sanitized: res.Sanitized, edits: slices.Clone(st.edits)}
 	for _, m := range res.Matches {
 		cov.reported = append(cov.reported, span{rule: int32(e.ruleIndex(m.Rule)), start: int32(m.Start), end: int32(m.End)})
 	}
@@ -143,8 +145,7 @@ func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match) ([]byte, Resul
 	var out []byte
 	if slices.EqualFunc(spans, cov.reported, func(a, b span) bool { return a.rule == b.rule && a.start == b.start && a.end == b.end }) {
 		// Every match of the result: its copy.
-		e.sanitizeEdits(&t, spans, &edits, true)
-		out = cov.sanitized
+		edits, out = cov.edits, cov.sanitized
 	} else {
 		out = e.sanitizeEdits(&t, spans, &edits, false)
 	}

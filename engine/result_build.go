@@ -55,7 +55,11 @@ func (e *Engine) finish(st *scanState) Result {
 			res.Verdict = Malicious
 		}
 	}
-	res.Sanitized = e.sanitize(&st.t, merged)
+	var edits *[]edit
+	if st.keepEdits {
+		st.edits, edits = st.edits[:0], &st.edits
+	}
+	res.Sanitized = e.sanitizeEdits(&st.t, merged, edits, false)
 	return res
 }
 

@@ -128,6 +128,26 @@ func decodeText(raw []byte, t *text) {
 			leet = slices.Grow(leet, 64)
 			i, k, n = widenVBMI(units, raw, leet[len(leet):cap(leet)], i, k)
 			leet, stop = leet[:len(leet)+n], min(i+64, len(raw))
+		} else if hasAVX2 && len(raw)-i >= 64 {
+			// Without VBMI: the ASCII blocks, 32 a step, with widenAVX2,
+			// and their leetspeak characters with leetAVX2; the loop below
+			// takes the block the kernel stopped at. Eight bytes at a time
+			// were most of a long text's conversion.
+			i0, k0 := i, k
+			i, k = widenASCII(units, raw, i, k)
+			if n := len(leet); i-i0 >= leetKernelMin {
+				leet, _, _, _, _ = asciiLeetBlocks(leet, raw[i0:i])
+				for j := n; j < len(leet); j++ {
+					leet[j] += int32(k0) // the stretch's units are its bytes
+				}
+			} else {
+				for j := i0; j < i; j += 8 {
+					if m := leetCandidates(binary.LittleEndian.Uint64(raw[j:])); m != 0 {
+						leet = appendLeetWord(leet, m, raw[j:j+8], k0+j-i0)
+					}
+				}
+			}
+			stop = min(i+32, len(raw))
 		}
 		for i < stop {
 			// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
