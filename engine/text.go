@@ -54,6 +54,10 @@ func (c *textCursor) byteAt(u int) int {
 	}
 	raw := c.t.raw
 	for c.u < u && c.b < len(raw) {
+		if c.u+32 <= u && c.b+32 <= len(raw) && asciiWords32(raw[c.b:c.b+32]) {
+			c.b, c.u = c.b+32, c.u+32
+			continue
+		}
 		if c.u+8 <= u && c.b+8 <= len(raw) && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
 			c.b, c.u = c.b+8, c.u+8
 			continue
@@ -75,6 +79,10 @@ func (c *textCursor) unitAt(b int) int {
 	}
 	raw := c.t.raw
 	for c.b < b {
+		if c.b+32 <= b && asciiWords32(raw[c.b:c.b+32]) {
+			c.b, c.u = c.b+32, c.u+32
+			continue
+		}
 		if c.b+8 <= b && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
 			c.b, c.u = c.b+8, c.u+8
 			continue
@@ -83,6 +91,15 @@ func (c *textCursor) unitAt(b int) int {
 		c.b, c.u = c.b+size, c.u+units
 	}
 	return c.u
+}
+
+// asciiWords32 reports whether the 32 bytes of w are ASCII: the cursors
+// skip a long text's ASCII stretches four words a step (a word a step was
+// most of the base64 tokens' cost in a long text that is not ASCII).
+func asciiWords32(w []byte) bool {
+	w = w[:32]
+	return (binary.LittleEndian.Uint64(w)|binary.LittleEndian.Uint64(w[8:])|
+		binary.LittleEndian.Uint64(w[16:])|binary.LittleEndian.Uint64(w[24:]))&0x8080808080808080 == 0
 }
 
 // charAt returns the size in bytes of the character at raw[i], decoded as

@@ -58,11 +58,13 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-64
 	VMOVDQU 160(AX), Y13
 	VMOVDQU 192(AX), Y14
 	VMOVDQU 224(AX), Y15
+	// VMOVD, not MOVD: a legacy SSE instruction among the AVX ones costs
+	// a transition (see plain_amd64.s in jsonstr).
 	MOVL         $0xFF80FF80, R8
-	MOVD         R8, X7
+	VMOVD        R8, X7
 	VPBROADCASTD X7, Y7
 	MOVL         $0x10101010, R8
-	MOVD         R8, X6
+	VMOVD        R8, X6
 	VPBROADCASTD X6, Y6
 	XORQ         BX, BX
 
