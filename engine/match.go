@@ -177,7 +177,9 @@ func leetWindows(ac *ahoCorasick, view []byte, col *byteCols, leet []int32, wind
 			}
 			hi++
 		}
-		window(lo, hi)
+		if hi-lo >= ac.least { // else no literal fits (a lone digit, mostly)
+			window(lo, hi)
+		}
 		for k < len(leet) && int(leet[k]) < hi {
 			k++
 		}
