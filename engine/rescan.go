@@ -210,8 +210,10 @@ func leftCut(si *streamInfo, out []byte, cov *Cover, cu, cb, du int, ed *edit, c
 		pb := max(cb, ed.bs-reach)
 		if pb > cb {
 			// Decoding from an ASCII byte agrees with decoding the whole
-			// text: no sequence holds one.
-			for pb < ed.bs && out[pb] >= utf8.RuneSelf {
+			// text (no sequence holds one), and the piece's first units
+			// belong to no %XX escape begun before it, which holdPoint
+			// could not see.
+			for pb < ed.bs && (out[pb] >= utf8.RuneSelf || out[pb-1] == '%' || pb >= 2 && out[pb-2] == '%') {
 				pb++
 			}
 			if pb == ed.bs {
