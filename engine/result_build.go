@@ -92,7 +92,17 @@ func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) 
 				best = merged[j]
 			}
 		}
-		bs, be := at.byteAt(int(g.start)), at.byteAt(int(g.end))
+		// from, to: the units the replaced bytes hold, which begin a
+		// character before a position inside a surrogate pair.
+		from, to := int(g.start), int(g.end)
+		bs := at.byteAt(from)
+		if !t.ascii {
+			from = at.u
+		}
+		be := at.byteAt(to)
+		if !t.ascii {
+			to = at.u
+		}
 		category := e.c.rules[best.rule].category
 		if !dry {
 			out = append(out, raw[last:bs]...)
@@ -103,10 +113,10 @@ func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) 
 		ob := size + bs - last
 		size = ob + len("[removed: ]") + len(category)
 		if edits != nil {
-			us := int(g.start) + du
+			us := from + du
 			ue := us + len("[removed: ]") + unitLen([]byte(category))
-			du += ue - us - int(g.end-g.start)
-			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: int(g.start), to: int(g.end)})
+			du += ue - us - (to - from)
+			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: from, to: to})
 		}
 		last = be
 		i = j
