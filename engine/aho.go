@@ -12,6 +12,7 @@ import (
 type ahoCorasick struct {
 	k     int      // columns
 	ov    int      // the longest literal less one: how far chains overlap
+	least int      // the shortest literal's length
 	col   byteCols // alphabet byte -> column
 	delta []uint32 // state*k + column -> the next state's row offset, state*k
 	// The states where literals end come after all the others, from a row
@@ -58,9 +59,12 @@ func newAhoCorasick(literals []string, col *byteCols, k int, classes []int) (*ah
 	}
 	outs := make([][]int32, 1, most) // literal ids ending at each node
 	inLit := make([]bool, k)         // classes that occur in a literal
-	ov := 0
+	ov, least := 0, 0
 	for id, lit := range literals {
 		ov = max(ov, len(lit)-1)
+		if id == 0 || len(lit) < least {
+			least = len(lit)
+		}
 		s := 0
 		for i := 0; i < len(lit); i++ {
 			c := classOf[col[lit[i]]]
@@ -127,7 +131,7 @@ func newAhoCorasick(literals []string, col *byteCols, k int, classes []int) (*ah
 	if states*cols > maxTransitions {
 		return nil, errAutomatonTooLarge
 	}
-	ac := &ahoCorasick{k: cols, ov: ov, col: *col, out: uint32(out), lit: make([]bool, cols)}
+	ac := &ahoCorasick{k: cols, ov: ov, least: least, col: *col, out: uint32(out), lit: make([]bool, cols)}
 	for c, class := range classOf {
 		ac.lit[c] = inLit[class]
 	}

@@ -69,6 +69,7 @@ type compiled struct {
 	// are and through the leetspeak folding; 256 entries so that a byte
 	// indexes them without a bounds check.
 	ascii, asciiLeet [256]byte
+	asciiNib         nibbleTables // ascii's, for encodeAVX2
 	// A view's bytes read as alphabet bytes through viewTabs[kind] (see
 	// viewKind); keywordCols[kind] and prefixCols[kind] map them to the
 	// keyword and prefix automata's columns, and preimage[kind][a] is the
@@ -180,6 +181,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			return nil, err
 		}
 	}
+	c.asciiNib = nibbleTablesOf(&c.ascii)
 	c.viewTabs = [3]*[256]byte{&identity, &c.ascii, &c.asciiLeet}
 	for kind, tab := range c.viewTabs {
 		for a := range c.preimage[kind] {

@@ -177,7 +177,9 @@ func leetWindows(ac *ahoCorasick, view []byte, col *byteCols, leet []int32, wind
 			}
 			hi++
 		}
-		window(lo, hi)
+		if hi-lo >= ac.least { // else no literal fits (a lone digit, mostly)
+			window(lo, hi)
+		}
 		for k < len(leet) && int(leet[k]) < hi {
 			k++
 		}
@@ -469,16 +471,22 @@ type tryLog struct {
 // is at from, if it read no leetspeak character (-1: it found no match).
 // The candidates come in increasing order.
 func (tl *tryLog) take(p, from int) (end int, ok bool) {
-	for len(tl.known) > 0 && int(tl.known[0].at) < p {
-		tl.known = tl.known[1:]
+	// Local slices, stored back once: a store of the field per step was
+	// most of a long text's leetspeak view's tries.
+	known := tl.known
+	for len(known) > 0 && int(known[0].at) < p {
+		known = known[1:]
 	}
-	if len(tl.known) == 0 || int(tl.known[0].at) != p {
+	tl.known = known
+	if len(known) == 0 || int(known[0].at) != p {
 		return 0, false
 	}
-	for len(tl.leet) > 0 && int(tl.leet[0]) < from {
-		tl.leet = tl.leet[1:]
+	leet := tl.leet
+	for len(leet) > 0 && int(leet[0]) < from {
+		leet = leet[1:]
 	}
-	if t := tl.known[0]; len(tl.leet) == 0 || tl.leet[0] >= t.reach {
+	tl.leet = leet
+	if t := known[0]; len(leet) == 0 || leet[0] >= t.reach {
 		return int(t.end), true
 	}
 	return 0, false

@@ -55,7 +55,11 @@ func (e *Engine) finish(st *scanState) Result {
 			res.Verdict = Malicious
 		}
 	}
-	res.Sanitized = e.sanitize(&st.t, merged)
+	var edits *[]edit
+	if st.keepEdits {
+		st.edits, edits = st.edits[:0], &st.edits
+	}
+	res.Sanitized = e.sanitizeEdits(&st.t, merged, edits, false)
 	return res
 }
 
@@ -63,9 +67,20 @@ func (e *Engine) finish(st *scanState) Result {
 // "[removed: <category>]" (docs/SPEC.md section 6); bytes outside the groups are
 // kept exactly, invalid UTF-8 included. merged is sorted by start.
 func (e *Engine) sanitize(t *text, merged []span) []byte {
+	return e.sanitizeEdits(t, merged, nil, false)
+}
+
+// sanitizeEdits is sanitize, and appends each group to edits when it is
+// not nil; with dry, it writes no copy (it returns nil) and only lists the
+// groups.
+func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) []byte {
 	raw := t.raw
-	out := make([]byte, 0, len(raw)+32)
-	last := 0 // byte offset copied up to
+	var out []byte
+	if !dry {
+		out = make([]byte, 0, len(raw)+32)
+	}
+	size, du := 0, 0 // the copy's length so far; its units less the text's
+	last := 0        // byte offset copied up to
 	at := textCursor{t: t}
 	for i := 0; i < len(merged); {
 		g := merged[i]
@@ -77,13 +92,37 @@ func (e *Engine) sanitize(t *text, merged []span) []byte {
 				best = merged[j]
 			}
 		}
-		bs, be := at.byteAt(int(g.start)), at.byteAt(int(g.end))
-		out = append(out, raw[last:bs]...)
-		out = append(out, "[removed: "...)
-		out = append(out, e.c.rules[best.rule].category...)
-		out = append(out, ']')
+		// from, to: the units the replaced bytes hold, which begin a
+		// character before a position inside a surrogate pair.
+		from, to := int(g.start), int(g.end)
+		bs := at.byteAt(from)
+		if !t.ascii {
+			from = at.u
+		}
+		be := at.byteAt(to)
+		if !t.ascii {
+			to = at.u
+		}
+		category := e.c.rules[best.rule].category
+		if !dry {
+			out = append(out, raw[last:bs]...)
+			out = append(out, "[removed: "...)
+			out = append(out, category...)
+			out = append(out, ']')
+		}
+		ob := size + bs - last
+		size = ob + len("[removed: ]") + len(category)
+		if edits != nil {
+			us := from + du
+			ue := us + len("[removed: ]") + unitLen([]byte(category))
+			du += ue - us - (to - from)
+			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: from, to: to})
+		}
 		last = be
 		i = j
+	}
+	if dry {
+		return nil
 	}
 	return append(out, raw[last:]...)
 }
@@ -99,4 +138,14 @@ func (e *Engine) outranks(a, b span) bool {
 		return la > lb
 	}
 	return a.rule < b.rule
+}
+
+// unitLen is the length of b in UTF-16 units, decoded as decodeText does.
+func unitLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		size, units := charAt(b, i)
+		i, n = i+size, n+units
+	}
+	return n
 }

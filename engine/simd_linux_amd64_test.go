@@ -4,6 +4,7 @@ package engine
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/promptwall/promptwall/internal/guardpage"
 )
@@ -32,4 +33,29 @@ func TestKernelsStayInside(t *testing.T) {
 			findTokens(s, 0, func(int, int, int, bool) {})
 		}
 	}
+}
+
+// TestUnitKernelsStayInside: widenAVX2 and encodeAVX2 read and write no
+// byte outside their slices, which lie against pages that cannot be read.
+func TestUnitKernelsStayInside(t *testing.T) {
+	needAVX2(t)
+	page := guardpage.New(t, 1)
+	out := guardpage.New(t, 1)
+	nib := nibbleTablesOf(&Default().c.ascii)
+	for n := 0; n <= len(page)/2; n++ {
+		for j := range page {
+			page[j] = "aB3 @$+/_-="[(j+n)%11]
+		}
+		raw := page[len(page)-n:]
+		widenAVX2(unitsAt(out, n), raw, 0, 0)
+		encodeAVX2(out[len(out)-n:], unitsAt(page, n), &nib)
+	}
+}
+
+// unitsAt returns the last n units of mem, as uint16s.
+func unitsAt(mem []byte, n int) []uint16 {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&mem[len(mem)-2*n])), n)
 }

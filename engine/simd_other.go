@@ -20,3 +20,6 @@ const hasVBMI = false
 func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int) {
 	return i, k, 0
 }
+
+// leetKernelMin: decodeText's AVX2 path, which uses it, never runs here.
+const leetKernelMin = 64

@@ -126,15 +126,26 @@ type holdGroup struct {
 // holdPoint returns the least window position whose match attempts may
 // not be final yet (see Stream), at least s.off.
 func (s *Stream) holdPoint(t *text, n int) int {
-	h := n
+	h, _ := s.si.holdPoint(t, s.off, n, &s.count, &s.settle)
+	return h
+}
+
+// holdPoint returns the least position of t[:n] from off on whose match
+// attempts may not be final yet, for a text whose attempts before off are
+// final (off is a cut, or the text's start); count and settle are
+// scratch. pending has a bit for each group that no unit of t[off:n]
+// settled: the attempts of such a group are final nowhere from off on,
+// and when off is not a cut, not before it either.
+func (si *streamInfo) holdPoint(t *text, off, n int, count, settle *[64]int) (h int, pending uint64) {
+	h = n
 	// A base64 run that may go on, and its padding.
 	j, eq := n, 0
-	for eq < 2 && j > s.off && t.at(j-1) == '=' {
+	for eq < 2 && j > off && t.at(j-1) == '=' {
 		j, eq = j-1, eq+1
 	}
 	if eq < 2 {
 		k := j
-		for k > s.off && isB64Unit(t.at(k-1)) {
+		for k > off && isB64Unit(t.at(k-1)) {
 			k--
 		}
 		if k < j {
@@ -144,12 +155,11 @@ func (s *Stream) holdPoint(t *text, n int) int {
 	// Walking back, the first unit that settles the attempts of a group
 	// at it and before: one outside its C, or the (B+2)th outside its U.
 	// The hold point is where the last group is settled.
-	si := s.si
-	pending := si.all
-	count, settle := s.count[:len(si.groups)], s.settle[:len(si.groups)]
-	clear(count)
+	pending = si.all
+	cnt, set := count[:len(si.groups)], settle[:len(si.groups)]
+	clear(cnt)
 	i := n - 4
-	for ; i >= s.off && pending != 0; i-- {
+	for ; i >= off && pending != 0; i-- {
 		u := t.at(i)
 		if (u == '%' || isHex(u)) && escapePart(t, i, n) {
 			continue
@@ -161,22 +171,22 @@ func (s *Stream) holdPoint(t *text, n int) int {
 			alien, counted = si.masks(u)
 		}
 		for m := alien & pending; m != 0; m &= m - 1 {
-			settle[bits.TrailingZeros64(m)] = i + 1
+			set[bits.TrailingZeros64(m)] = i + 1
 		}
 		pending &^= alien
 		for m := counted & pending; m != 0; m &= m - 1 {
 			g := bits.TrailingZeros64(m)
-			if count[g]++; count[g] == si.groups[g].b+2 {
+			if cnt[g]++; cnt[g] == si.groups[g].b+2 {
 				pending &^= 1 << g
-				settle[g] = i + 1
+				set[g] = i + 1
 			}
 		}
 	}
-	// The attempts of group g from settle[g] on are not known to be
+	// The attempts of group g from set[g] on are not known to be
 	// final; a group never settled holds the whole window.
-	for g := range settle {
+	for g := range set {
 		if pending&(1<<g) != 0 {
-			settle[g] = s.off
+			set[g] = off
 		}
 	}
 	// A rule without prefixes holds from its group's point; a rule with
@@ -185,14 +195,14 @@ func (s *Stream) holdPoint(t *text, n int) int {
 	// find one).
 	from := n
 	for _, r := range si.preRule {
-		from = min(from, settle[si.ruleGroup[r]])
+		from = min(from, set[si.ruleGroup[r]])
 	}
 	for r, g := range si.ruleGroup {
 		if !si.hasPre[r] {
-			h = min(h, settle[g])
+			h = min(h, set[g])
 		}
 	}
-	for p := max(from, s.off); p < h; p++ {
+	for p := max(from, off); p < h; p++ {
 		var cand uint64
 		u := t.at(p)
 		switch {
@@ -212,12 +222,12 @@ func (s *Stream) holdPoint(t *text, n int) int {
 		}
 		for ; cand != 0; cand &= cand - 1 {
 			k := bits.TrailingZeros64(cand)
-			if settle[si.ruleGroup[si.preRule[k]]] <= p && (p == 0 && si.preStart&(1<<k) != 0 || si.mayBegin(t, p, n, k)) {
-				return p
+			if set[si.ruleGroup[si.preRule[k]]] <= p && (p == 0 && si.preStart&(1<<k) != 0 || si.mayBegin(t, p, n, k)) {
+				return p, pending
 			}
 		}
 	}
-	return h
+	return h, pending
 }
 
 // masks returns the groups u is outside C of, and outside U of.

@@ -54,6 +54,10 @@ func (c *textCursor) byteAt(u int) int {
 	}
 	raw := c.t.raw
 	for c.u < u && c.b < len(raw) {
+		if c.u+32 <= u && c.b+32 <= len(raw) && asciiWords32(raw[c.b:c.b+32]) {
+			c.b, c.u = c.b+32, c.u+32
+			continue
+		}
 		if c.u+8 <= u && c.b+8 <= len(raw) && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
 			c.b, c.u = c.b+8, c.u+8
 			continue
@@ -75,6 +79,10 @@ func (c *textCursor) unitAt(b int) int {
 	}
 	raw := c.t.raw
 	for c.b < b {
+		if c.b+32 <= b && asciiWords32(raw[c.b:c.b+32]) {
+			c.b, c.u = c.b+32, c.u+32
+			continue
+		}
 		if c.b+8 <= b && binary.LittleEndian.Uint64(raw[c.b:])&0x8080808080808080 == 0 {
 			c.b, c.u = c.b+8, c.u+8
 			continue
@@ -83,6 +91,15 @@ func (c *textCursor) unitAt(b int) int {
 		c.b, c.u = c.b+size, c.u+units
 	}
 	return c.u
+}
+
+// asciiWords32 reports whether the 32 bytes of w are ASCII: the cursors
+// skip a long text's ASCII stretches four words a step (a word a step was
+// most of the base64 tokens' cost in a long text that is not ASCII).
+func asciiWords32(w []byte) bool {
+	w = w[:32]
+	return (binary.LittleEndian.Uint64(w)|binary.LittleEndian.Uint64(w[8:])|
+		binary.LittleEndian.Uint64(w[16:])|binary.LittleEndian.Uint64(w[24:]))&0x8080808080808080 == 0
 }
 
 // charAt returns the size in bytes of the character at raw[i], decoded as
@@ -128,6 +145,26 @@ func decodeText(raw []byte, t *text) {
 			leet = slices.Grow(leet, 64)
 			i, k, n = widenVBMI(units, raw, leet[len(leet):cap(leet)], i, k)
 			leet, stop = leet[:len(leet)+n], min(i+64, len(raw))
+		} else if hasAVX2 && len(raw)-i >= 64 {
+			// Without VBMI: the ASCII blocks, 32 a step, with widenAVX2,
+			// and their leetspeak characters with leetAVX2; the loop below
+			// takes the block the kernel stopped at. Eight bytes at a time
+			// were most of a long text's conversion.
+			i0, k0 := i, k
+			i, k = widenASCII(units, raw, i, k)
+			if n := len(leet); i-i0 >= leetKernelMin {
+				leet, _, _, _, _ = asciiLeetBlocks(leet, raw[i0:i])
+				for j := n; j < len(leet); j++ {
+					leet[j] += int32(k0) // the stretch's units are its bytes
+				}
+			} else {
+				for j := i0; j < i; j += 8 {
+					if m := leetCandidates(binary.LittleEndian.Uint64(raw[j:])); m != 0 {
+						leet = appendLeetWord(leet, m, raw[j:j+8], k0+j-i0)
+					}
+				}
+			}
+			stop = min(i+32, len(raw))
 		}
 		for i < stop {
 			// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.

@@ -54,11 +54,18 @@ func TestDecodeText(t *testing.T) {
 			t.Fatalf("%q: leetspeak at %v, want %v", b, tx.leet, wantLeet)
 		}
 		// The cursor, asked in increasing order and skipping ahead by
-		// random steps (over ASCII words and within surrogate pairs).
+		// random steps (over ASCII words, four at a time, and within surrogate
+		// pairs).
 		offs = append(offs, len(b)) // the end
 		for range 3 {
 			bytesAt, unitsAt := textCursor{t: &tx}, textCursor{t: &tx}
-			for i := 0; i < len(offs); i += 1 + rng.IntN(12) {
+			step := func() int {
+				if rng.IntN(4) == 0 {
+					return 1 + rng.IntN(200) // past stretches of ASCII words
+				}
+				return 1 + rng.IntN(12)
+			}
+			for i := 0; i < len(offs); i += step() {
 				if g := bytesAt.byteAt(i); g != offs[i] {
 					t.Fatalf("%q: unit %d at byte %d, want %d", b, i, g, offs[i])
 				}

@@ -61,6 +61,10 @@ type scanState struct {
 	// may only cut where none lies.
 	keepCover bool
 	cover     []span
+	// With keepEdits, finish lists the groups of the sanitized copy in
+	// edits (ScanCover).
+	keepEdits bool
+	edits     []edit
 }
 
 // collect runs every view of t and appends the reported spans to st.spans.
@@ -101,14 +105,14 @@ func (e *Engine) collect(st *scanState) {
 		v := view{src: t.raw, kind: viewLeet, buf: &st.enc2, leet: t.leet, held: &held}
 		if !t.ascii {
 			// The encoded original with its leetspeak characters folded: the
-			// two differ only there.
-			st.enc2 = grow(st.enc2, n)
-			enc2 := st.enc2[:n]
-			copy(enc2, orig.src)
+			// two differ only there, and the original view is done with its
+			// bytes, so they are folded in place (a copy was a pass over the
+			// text of its own).
+			enc := st.enc[:n]
 			for _, i := range t.leet {
-				enc2[i] = c.asciiLeet[t.units[i]]
+				enc[i] = c.asciiLeet[t.units[i]]
 			}
-			v = view{src: enc2, leet: t.leet, held: &held} // the folds are ASCII
+			v = view{src: enc, leet: t.leet, held: &held} // the folds are ASCII
 		}
 		c.findLiteralsNear(&v, st.m)
 		leetUnits := func(dst []rune) []rune {
@@ -176,19 +180,35 @@ func (c *compiled) encodeUnits(dst []byte, units []uint16, held *byteSet) []byte
 		// next 32 units (which hold a non-ASCII one) with the table, or
 		// the next 256 after a stretch of none (a text in another script
 		// would otherwise pay a call every 32 units).
-		n := encodeASCII(out, units, &c.ascii)
+		n := encodeASCII(out, units, &c.ascii, &c.asciiNib)
 		out, units = out[n:], units[n:]
 		m := min(32, len(units))
 		if n == 0 {
 			m = min(256, len(units))
 		}
-		encodeWithTable(out[:m], units[:m], tab)
-		holdNonASCII(held, out[:m], units[:m])
+		encodeHolding(out[:m], units[:m], tab, held)
 		out, units = out[m:], units[m:]
+	}
+	encodeHolding(out, units, tab, held)
+	return dst
+}
+
+// encodeHolding is encodeWithTable and holdNonASCII in one pass, which
+// looks at the units again only where four of them hold one from 128 up:
+// without a vector kernel (encodeASCII) every unit of a text that is not
+// ASCII comes here, and a second pass over them was a sixth of its
+// encoding.
+func encodeHolding(out []byte, units []uint16, tab *[1 << 16]byte, held *byteSet) {
+	for len(units) >= 4 {
+		d, u := out[:4:4], units[:4:4]
+		d[0], d[1], d[2], d[3] = tab[u[0]], tab[u[1]], tab[u[2]], tab[u[3]]
+		if (u[0]|u[1]|u[2]|u[3])&^127 != 0 {
+			holdNonASCII(held, d, u)
+		}
+		out, units = out[4:], units[4:]
 	}
 	encodeWithTable(out, units, tab)
 	holdNonASCII(held, out, units)
-	return dst
 }
 
 // holdNonASCII adds to held the bytes out holds for units from 128 up.
@@ -210,6 +230,24 @@ func encodeWithTable(out []byte, units []uint16, tab *[1 << 16]byte) {
 	for i, u := range units {
 		out[i] = tab[u]
 	}
+}
+
+// nibbleTables is a table of 128 bytes as the AVX2 kernel encodeAVX2 reads
+// it: table k, twice (one for each half of a register), holds the XOR of
+// rows k and k-1 of the table's rows of 16 (row 0 as it is).
+type nibbleTables [8][32]byte
+
+func nibbleTablesOf(tab *[256]byte) (nib nibbleTables) {
+	for k := range 8 {
+		for j := range 16 {
+			b := tab[16*k+j]
+			if k > 0 {
+				b ^= tab[16*(k-1)+j]
+			}
+			nib[k][j], nib[k][16+j] = b, b
+		}
+	}
+	return nib
 }
 
 // mapBytes sets dst[i] to tab[src[i]]; dst is at least as long as src.

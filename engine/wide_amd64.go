@@ -149,9 +149,16 @@ func encodeASCIIUnits(dst []byte, units []uint16, tab *[128]byte) int
 // to out and returns how many units it did; encodeUnits does the rest. A
 // long non-ASCII text is mostly ASCII: a table load per unit was a quarter
 // of its scan.
-func encodeASCII(out []byte, units []uint16, tab *[256]byte) int {
-	if !haveWide || len(units) < 32 {
+// Without AVX-512 VBMI, AVX2 takes them (encodeAVX2, nib being tab's
+// nibble tables).
+func encodeASCII(out []byte, units []uint16, tab *[256]byte, nib *nibbleTables) int {
+	switch {
+	case len(units) < 32:
 		return 0
+	case haveWide:
+		return encodeASCIIUnits(out[:len(units)], units, (*[128]byte)(tab[:128]))
+	case hasAVX2:
+		return encodeAVX2(out[:len(units)], units, nib)
 	}
-	return encodeASCIIUnits(out[:len(units)], units, (*[128]byte)(tab[:128]))
+	return 0
 }

@@ -9,4 +9,4 @@ const haveWide = false
 func (ac *ahoCorasick) scanWide(text []byte, col *byteCols, seen []uint64) bool { return false }
 
 // encodeASCII: the vector kernel is amd64 only (wide_amd64.go).
-func encodeASCII(out []byte, units []uint16, tab *[256]byte) int { return 0 }
+func encodeASCII(out []byte, units []uint16, tab *[256]byte, nib *nibbleTables) int { return 0 }

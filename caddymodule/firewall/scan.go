@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"unsafe"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -20,6 +21,9 @@ type flagged struct {
 	role  string
 	res   engine.Result
 	act   action // the strongest of its matches' actions
+	// cover is res's text's engine.Cover, for rescanning its sanitized
+	// copy: nil but for a JSON string of the body.
+	cover *engine.Cover
 }
 
 // outcome is the scan of one request.
@@ -49,8 +53,8 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 		if !f.scans(t.Role) {
 			continue
 		}
-		if res, hit := f.scanCached(t.Value, client, o); !hit && len(res.Matches) > 0 {
-			f.record(o, flagged{index: i, path: t.Path, role: t.Role, res: res})
+		if res, cov, hit := f.scanCachedCover(t.Value, client, o); !hit && len(res.Matches) > 0 {
+			f.record(o, flagged{index: i, path: t.Path, role: t.Role, res: res, cover: cov})
 		}
 	}
 	f.scanJoined(req, o, client)
@@ -61,20 +65,27 @@ func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
 // scanCached scans text unless the safe-text cache holds it for client
 // (hit), and remembers it when the scan found nothing.
 func (f *Firewall) scanCached(text string, client uint64, o *outcome) (res engine.Result, hit bool) {
+	res, _, hit = f.scanCachedCover(text, client, o)
+	return res, hit
+}
+
+// scanCachedCover is scanCached, and also returns the text's
+// engine.Cover when it has a match, for sanitize.
+func (f *Firewall) scanCachedCover(text string, client uint64, o *outcome) (res engine.Result, cov *engine.Cover, hit bool) {
 	cacheable := f.cache != nil && text != ""
 	var p probe
 	if cacheable {
 		if p, hit = f.cache.lookup(client, text); hit {
 			o.cached++
-			return res, true
+			return res, nil, true
 		}
 	}
-	res = f.engine.ScanString(text)
+	res, cov = f.engine.ScanStringCover(text)
 	o.bytes += len(text)
 	if len(res.Matches) == 0 && cacheable {
 		f.cache.remember(&p, client, text)
 	}
-	return res, false
+	return res, cov, false
 }
 
 // record adds a flagged text to o: its verdict, action and rules.
@@ -122,6 +133,7 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 	paths := make(map[int]string, len(o.flagged))
 	acting := map[int][]engine.Match{}
 	own := map[int]*engine.Result{}
+	covers := map[int]*engine.Cover{}
 	for i := range o.flagged {
 		fl := &o.flagged[i]
 		switch {
@@ -131,7 +143,7 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 			o.blockedAt = fl.path
 			return nil, doBlock
 		case fl.index >= 0:
-			own[fl.index], paths[fl.index] = &fl.res, fl.path
+			own[fl.index], paths[fl.index], covers[fl.index] = &fl.res, fl.path, fl.cover
 		}
 	}
 	for _, p := range o.pieces {
@@ -152,9 +164,10 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 			all.Matches = append(all.Matches, ps...)
 			res = &all
 		}
+		cov := covers[i]
 		for round := 1; ; round++ {
-			text = f.policy.sanitized(f.engine, text, res)
-			next := f.engine.ScanString(text)
+			var next engine.Result
+			text, next, cov = f.sanitizeScan(text, res, cov)
 			act := f.policy.strongest(next.Matches)
 			if act < doSanitize {
 				break
@@ -172,6 +185,24 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 		return nil, doBlock
 	}
 	return repl, doSanitize
+}
+
+// sanitizeScan returns the copy of text without the matches of res that
+// act (sanitize or block) and the copy's scan and cover, given cov, the
+// cover of text (nil: unknown). With a cover the engine scans the copy
+// again only around what it replaced (engine.SanitizeScan): a long
+// document with a match or two costs about one scan, not two.
+func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cover) (string, engine.Result, *engine.Cover) {
+	keep := make([]engine.Match, 0, len(res.Matches))
+	for i := range res.Matches {
+		if f.policy.of(&res.Matches[i]) >= doSanitize {
+			keep = append(keep, res.Matches[i])
+		}
+	}
+	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep)
+	// The bytes are text's own or new, and nothing keeps them past the
+	// request (see policy.sanitized).
+	return unsafe.String(unsafe.SliceData(b), len(b)), next, cov
 }
 
 // param is the path of the text that decided a block, reported as the
