@@ -10,9 +10,12 @@ import (
 // deepLeaves is a user message whose content is an object under one long key holding n string
 // members: every leaf's path (and its key's) is about 500 bytes, so the paths of a few hundred
 // leaves outgrow twice a small body (pathLimit).
-func deepLeaves(prefix string, n int) string {
+func deepLeaves(prefix string, n int) string { return leaves(strings.Repeat("k", 450), prefix, n) }
+
+// leaves is a user message whose content is an object under key holding n string members.
+func leaves(key, prefix string, n int) string {
 	var b strings.Builder
-	b.WriteString(`{"role":"user","content":{"` + strings.Repeat("k", 450) + `":{`)
+	b.WriteString(`{"role":"user","content":{"` + key + `":{`)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -80,18 +83,6 @@ func TestResumeRedteamMaxTextsFileText(t *testing.T) {
 // one, in both, in neither; keys of multi-byte characters (cut on a character's edge); and a
 // body resumed from a resumed one.
 func TestResumeRedteamPathLimitVariants(t *testing.T) {
-	leaves := func(key, prefix string, n int) string {
-		var b strings.Builder
-		b.WriteString(`{"role":"user","content":{"` + key + `":{`)
-		for i := range n {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"%s%d":"s"`, prefix, i)
-		}
-		b.WriteString(`}}}`)
-		return b.String()
-	}
 	filler := func(n int) string {
 		return `{"role":"user","content":"` + strings.Repeat("filler words ", n) + `"}`
 	}
