@@ -38,7 +38,7 @@
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/proclib.sh"
 conns=${CONNS:-16}
 duration=${DURATION:-3s}
 rounds=${ROUNDS:-7}
@@ -49,21 +49,8 @@ up_port=$base plain_port=$((base + 1)) fw_port=$((base + 2)) cmp_port=$((base + 
 compare=${COMPARE:-}
 fw_options=${FIREWALL_OPTIONS:-}
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-caddy=${CADDY:-}
-if [ -z "$caddy" ]; then
-	echo "building ./cmd/caddy ..." >&2
-	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
-	caddy=$tmp/caddy
-fi
+build_caddy
 # has_firewall BINARY exits unless the build has the firewall module.
 has_firewall() {
 	# (Not a pipe into grep -q: with pipefail, grep's early exit would fail it.)

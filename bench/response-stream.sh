@@ -25,25 +25,12 @@
 # an already built binary, PROMPTWALL_CORPORA. Needs bash and go.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/proclib.sh"
 base=${PORT_BASE:-19500}
 up_port=$base
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-caddy=${CADDY:-}
-if [ -z "$caddy" ]; then
-	echo "building ./cmd/caddy ..." >&2
-	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
-	caddy=$tmp/caddy
-fi
+build_caddy
 (cd "$root" && go build -o "$tmp/streamload" ./bench/streamload)
 
 site() { # site PORT FIREWALL_BLOCK

@@ -1,38 +1,19 @@
 # bench/scanlib.sh: what bench/scan-load.sh and bench/scan-servers.sh share,
-# sourced by them (not run). It sets root, corpora, tmp and stores, and
-# stops every process in pids, then runs every command in cleanups, when
-# the script exits.
+# sourced by them (not run), over bench/proclib.sh (root, tmp, pids,
+# cleanups, build_caddy). It sets corpora and stores, which go when the
+# script exits.
 #
 # Environment: PROMPTWALL_CORPORA (default: the published corpora in
 # bench/corpora, unpacked by bench/corpora.sh), STORE_DIR (where the stores go, default a temp dir under
 # TMPDIR: the file system decides what a durable commit costs), CADDY
 # (an already built binary to use instead of building ./cmd/caddy).
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/proclib.sh"
 corpora=${PROMPTWALL_CORPORA:-$("$root/bench/corpora.sh")}
 [ -d "$corpora" ] || { echo "no corpora directory: $corpora (set PROMPTWALL_CORPORA)" >&2; exit 2; }
 
-tmp=$(mktemp -d)
 stores=$(mktemp -d "${STORE_DIR:-${TMPDIR:-/tmp}}/scanload.XXXXXX")
-pids=()
-cleanups=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	for c in "${cleanups[@]}"; do eval "$c" || true; done
-	rm -rf "$tmp" "$stores"
-}
-trap cleanup EXIT
-
-# build_caddy sets caddy to CADDY, or to ./cmd/caddy built into tmp.
-build_caddy() {
-	caddy=${CADDY:-}
-	if [ -z "$caddy" ]; then
-		echo "building ./cmd/caddy ..." >&2
-		(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
-		caddy=$tmp/caddy
-	fi
-}
+dirs+=("$stores")
 
 # need_prompt_scan BINARY fails unless BINARY has the prompt_scan module.
 need_prompt_scan() {

@@ -11,21 +11,13 @@
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/proclib.sh"
 old=${1:?usage: bench/verdicts.sh OLD_CADDY [CORPUS]}
 corpus=${2:-${PROMPTWALL_CORPORA:-$("$root/bench/corpora.sh")}/chat_bodies_benign.jsonl}
 path=${PATH_PREFIX:-/v1/chat/completions}
 base=${PORT_BASE:-19200}
 up_port=$base old_port=$((base + 1)) new_port=$((base + 2))
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 (cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy && go build -o "$tmp/fwload" ./bench/fwload)
 
