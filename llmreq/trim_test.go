@@ -323,4 +323,3 @@ func FuzzResumeShifted(f *testing.F) {
 		checkTrimmed(t, "fuzz", path, b, res)
 	})
 }
-
