@@ -516,12 +516,16 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	var client uint64
 	var res *llmreq.Resume
 	var sums *[]uint64
+	var tr trim
 	if f.cache != nil {
 		client = f.cache.clientKey(r)
 		sums = getSums()
 		defer putSums(sums)
 		*sums = f.resume.prefixes(*sums, client, r.URL.Path, body)
-		res = f.resume.find(*sums, body)
+		if res = f.resume.find(*sums, body); res == nil {
+			tr = f.resume.findTrim(client, r.URL.Path, *sums, body)
+			res = tr.res
+		}
 	}
 	req, err := llmreq.ParseResumed(r.URL.Path, body, res)
 	if err != nil {
@@ -538,7 +542,9 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	out.unscanned += form.unscanned
 	out.resumed = req.Skipped()
 	if f.cache != nil && out.refusal == nil {
-		f.resume.keep(*sums, body, req, dirtyTexts(out))
+		dirty := dirtyTexts(out)
+		f.resume.keep(*sums, body, req, dirty)
+		f.resume.keepTrim(client, r.URL.Path, *sums, body, req, dirty, tr)
 	}
 	hs := f.hosts.of(r)
 	f.metrics.observeScan(phaseRequest, hs, time.Since(start), out)

@@ -39,6 +39,7 @@ import (
 // last message (a turn added), one for the others (turns edited or
 // regenerated).
 type resumeTable struct {
+	trims *trimTable // trim.go
 	seed  maphash.Seed
 	mask  uint64
 	slots []resumeSlot
@@ -82,7 +83,8 @@ const resumePlaces = 6
 // of two.
 func newResumeTable(entries int) *resumeTable {
 	n := 1 << bits.Len(uint(max(entries, 1)-1))
-	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n)}
+	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n),
+		trims: newTrimTable(max(entries*resumeShare/trimShare, 1))}
 }
 
 // prefixes appends to dst[:0] the hashes of body's first k*resumeBlock
