@@ -46,16 +46,20 @@ type trimEntry struct {
 	hist  *llmreq.History
 	sums  []uint64          // the body's prefix hashes
 	heads [trimHeads]uint64 // of the bytes before each of the first messages
-	lead  []uint64          // of each message's first trimLead bytes (0: too few to hash)
-	piece []uint64          // of each message's bytes
+	msgs  []trimHashes      // of each message
 }
 
+// trimHashes are the hashes of one message: of its first trimLead bytes
+// (0: too few to hash), and of its bytes.
+type trimHashes struct{ lead, piece uint64 }
+
 const (
-	trimHeads   = 4       // the first messages a trim may start with
-	trimLead    = 64      // the bytes that find the first kept message
-	trimTries   = 4       // candidates for it tried
-	trimShare   = 256     // safe-text cache entries per client entry
-	trimMaxBody = 4 << 20 // larger bodies are not recorded
+	trimHeads   = 4        // the first messages a trim may start with
+	trimLead    = 64       // the bytes that find the first kept message
+	trimTries   = 4        // candidates for it tried
+	trimShare   = 256      // safe-text cache entries per client entry
+	trimMinBody = 16 << 10 // smaller bodies are cheap to read whole: not recorded
+	trimMaxBody = 4 << 20  // larger bodies are not recorded
 )
 
 func newTrimTable(entries int) *trimTable {
@@ -127,7 +131,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 		lead := maphash.Bytes(t.seed, body[fa:fa+trimLead])
 		tries := 0
 		for b := a + 1; b < h.Len() && tries < trimTries; b++ {
-			if e.lead[b] != lead || lead == 0 {
+			if e.msgs[b].lead != lead || lead == 0 {
 				continue
 			}
 			tries++
@@ -135,7 +139,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 			shift, n := fb-fa, fb
 			for j := b; j < h.Len(); j++ {
 				from, to := h.Message(j)
-				if to-shift > len(body) || maphash.Bytes(t.seed, body[from-shift:to-shift]) != e.piece[j] {
+				if to-shift > len(body) || maphash.Bytes(t.seed, body[from-shift:to-shift]) != e.msgs[j].piece {
 					break
 				}
 				n = to
@@ -154,7 +158,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 // prefix their prefix hashes share) are taken from its entry.
 func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, body []byte, req *llmreq.Request, dirty []int, tr trim) {
 	key := t.trimKey(client, urlPath)
-	if len(body) > trimMaxBody {
+	if len(body) < trimMinBody || len(body) > trimMaxBody {
 		return
 	}
 	h := req.History(dirty)
@@ -174,8 +178,7 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 		}
 		same = max(same, k*resumeBlock)
 	}
-	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...),
-		lead: make([]uint64, h.Len()), piece: make([]uint64, h.Len())}
+	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...), msgs: make([]trimHashes, h.Len())}
 	_, end := h.Message(h.Len() - 1)
 	for j := range h.Len() {
 		from, to := h.Message(j)
@@ -194,16 +197,16 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 			known = f == from+shift && pt == to+shift
 		}
 		if known && from >= lo && to <= hi {
-			e.piece[j] = prev.piece[i]
+			e.msgs[j].piece = prev.msgs[i].piece
 		} else {
-			e.piece[j] = maphash.Bytes(t.seed, body[from:to])
+			e.msgs[j].piece = maphash.Bytes(t.seed, body[from:to])
 		}
 		switch {
 		case from+trimLead > end:
-		case known && from+trimLead <= hi && prev.lead[i] != 0:
-			e.lead[j] = prev.lead[i]
+		case known && from+trimLead <= hi && prev.msgs[i].lead != 0:
+			e.msgs[j].lead = prev.msgs[i].lead
 		default:
-			e.lead[j] = maphash.Bytes(t.seed, body[from:from+trimLead])
+			e.msgs[j].lead = maphash.Bytes(t.seed, body[from:from+trimLead])
 		}
 	}
 	t.trims.put(e)
