@@ -32,7 +32,7 @@ import (
 //
 // An entry holds 53 bytes per message (its record, 36; a mark; two
 // hashes) and 8 per KiB of body (its prefix hashes), for a list of at
-// most 1024 messages in a body of at most trimMaxBody: 16 KiB for a
+// most 1024 messages in a body of at most trimMaxBody: 18 KiB for a
 // 256 KiB conversation of 300 messages, 86 KiB at most.
 type trimTable struct {
 	mask  uint64
