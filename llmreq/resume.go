@@ -327,6 +327,61 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 	return newResume(r.API, r.primary, skips)
 }
 
+// ResumesAt returns ResumeAt(n, dirty) for each n of places, which are in descending order (as
+// Boundaries returns them): the ranges are found once, for the first, and cut back for the
+// others.
+func (r *Request) ResumesAt(places []int, dirty []int) []*Resume {
+	if r.primary < 0 || len(r.msgs) == 0 || len(places) == 0 {
+		return nil
+	}
+	var small [256]bool
+	bad := r.dirtyMessages(dirty, small[:])
+	recs := len(r.msgs) <= maxRecords
+	var buf [4]skip
+	all := ranges(buf[:0], r.msgs, 0, bad, int32(places[0]), 0, 0, recs)
+	out := make([]*Resume, len(places))
+	var cut []skip
+	for i, n := range places {
+		if !recs || i > 0 && n > places[i-1] {
+			out[i] = r.ResumeAt(n, dirty)
+			continue
+		}
+		cut = cutSkips(append(cut[:0], all...), int32(n))
+		out[i] = newResume(r.API, r.primary, cut)
+	}
+	return out
+}
+
+// cutSkips drops from the end of skips, ranges of an unshifted Resume with their records, the
+// runs of messages that end after n: those a message does not follow within n.
+func cutSkips(skips []skip, n int32) []skip {
+	for len(skips) > 0 {
+		s := &skips[len(skips)-1]
+		if s.to <= n {
+			break
+		}
+		// Its last run: its records from the last that starts one.
+		k := len(s.recs) - 1
+		for k > 0 && !s.recs[k].fresh {
+			k--
+		}
+		for _, x := range s.recs[k:] {
+			s.elems -= x.elems
+			s.texts -= x.texts
+			s.paths -= x.paths
+			s.groups -= x.grp
+		}
+		if k == 0 {
+			skips = skips[:len(skips)-1]
+			continue
+		}
+		s.to = s.recs[k].from
+		s.run = s.recs[k-1].run
+		s.recs = s.recs[:k]
+	}
+	return skips
+}
+
 // dirtyMessages marks, in buf (or a new slice when it is too short), the messages that hold a
 // dirty text.
 func (r *Request) dirtyMessages(dirty []int, buf []bool) []bool {

@@ -323,3 +323,58 @@ func FuzzResumeShifted(f *testing.F) {
 		checkTrimmed(t, "fuzz", path, b, res)
 	})
 }
+
+// TestResumesAt: the Resumes ResumesAt cuts back from the first place's are ResumeAt's, for
+// every table body and its variants, resumed or not, with dirty texts.
+func TestResumesAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	checked := 0
+	check := func(name string, r *Request) {
+		places := r.Boundaries(8)
+		for round := range 2 {
+			var dirty []int
+			for i := range r.Texts {
+				if round > 0 && rng.IntN(5) == 0 {
+					dirty = append(dirty, i)
+				}
+			}
+			got := r.ResumesAt(places, dirty)
+			for i, n := range places {
+				if want := r.ResumeAt(n, dirty); !reflect.DeepEqual(got[i], want) {
+					t.Fatalf("%s: place %d (%d): ResumesAt %+v, ResumeAt %+v", name, i, n, got[i], want)
+				}
+				checked++
+			}
+		}
+	}
+	for _, c := range allAPICases() {
+		full, variants := resumeVariants(t, c.body)
+		for i, v := range append(variants, full, longChat(60)) {
+			if r, err := ParseResumed(c.path, v, nil); err == nil {
+				check(fmt.Sprintf("%s variant %d", c.name, i), r)
+			}
+		}
+	}
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := m.Resent(32<<10, 48<<10, 1)
+	var prev *Request
+	for i := range 30 {
+		body := conv.Next(nil)
+		var res *Resume
+		if prev != nil {
+			res = prev.ResumeAt(prev.Boundaries(0)[0], nil)
+		}
+		r, err := ParseResumed("/v1/chat/completions", body, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("conversation %d", i), r)
+		prev = r
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d places checked", checked)
+	}
+}

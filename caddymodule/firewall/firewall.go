@@ -522,9 +522,15 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		sums = getSums()
 		defer putSums(sums)
 		*sums = f.resume.prefixes(*sums, client, r.URL.Path, body)
-		if res = f.resume.find(*sums, body); res == nil {
-			tr = f.resume.findTrim(client, r.URL.Path, *sums, body)
-			res = tr.res
+		// A trimmed history may share a short prefix with an earlier
+		// body (its system message): the trim table is asked unless most
+		// of the body is resumed.
+		if res = f.resume.find(*sums, body); res == nil || res.Bytes() < len(body)/2 {
+			if tr = f.resume.findTrim(client, r.URL.Path, *sums, body); tr.res != nil && (res == nil || tr.res.Bytes() > res.Bytes()) {
+				res = tr.res
+			} else {
+				tr = trim{}
+			}
 		}
 	}
 	req, err := llmreq.ParseResumed(r.URL.Path, body, res)

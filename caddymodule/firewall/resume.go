@@ -128,12 +128,14 @@ func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
 // the texts that must be read again (their indices in req.Texts: see
 // dirtyTexts).
 func (t *resumeTable) keep(sums []uint64, body []byte, req *llmreq.Request, dirty []int) {
-	for i, at := range req.Boundaries(resumePlaces) {
+	places := req.Boundaries(resumePlaces)
+	resumes := req.ResumesAt(places, dirty)
+	for i, at := range places {
 		k := at / resumeBlock
 		if k == 0 || k > len(sums) {
 			continue // within the first block: a small body, cheap to read
 		}
-		res := req.ResumeAt(at, dirty)
+		res := resumes[i]
 		if res == nil {
 			continue
 		}

@@ -56,7 +56,7 @@ type trimHashes struct{ lead, piece uint64 }
 const (
 	trimHeads   = 4        // the first messages a trim may start with
 	trimLead    = 64       // the bytes that find the first kept message
-	trimTries   = 4        // candidates for it tried
+	trimTries   = 4        // candidates for it verified
 	trimShare   = 256      // safe-text cache entries per client entry
 	trimMinBody = 16 << 10 // smaller bodies are cheap to read whole: not recorded
 	trimMaxBody = 4 << 20  // larger bodies are not recorded
@@ -123,13 +123,13 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 		return trim{}
 	}
 	h := e.hist
-	for a := min(trimHeads, h.Len()) - 1; a >= 0; a-- {
+	tries := 0 // candidates verified, each costing a hash of the body at most
+	for a := min(trimHeads, h.Len()) - 1; a >= 0 && tries < trimTries; a-- {
 		fa, _ := h.Message(a)
 		if fa+trimLead > len(body) || t.headSum(client, urlPath, sums, body, fa) != e.heads[a] {
 			continue
 		}
 		lead := maphash.Bytes(t.seed, body[fa:fa+trimLead])
-		tries := 0
 		for b := a + 1; b < h.Len() && tries < trimTries; b++ {
 			if e.msgs[b].lead != lead || lead == 0 {
 				continue
