@@ -180,6 +180,7 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 	}
 	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...), msgs: make([]trimHashes, h.Len())}
 	_, end := h.Message(h.Len() - 1)
+	i := 0 // prev's record
 	for j := range h.Len() {
 		from, to := h.Message(j)
 		if j < trimHeads {
@@ -191,10 +192,18 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 		if tr.res != nil && from >= tr.from {
 			shift, lo, hi = tr.shift, tr.from, tr.to
 		}
-		i, known := prev.index(from + shift)
-		if known {
-			f, pt := prev.hist.Message(i)
-			known = f == from+shift && pt == to+shift
+		// prev's records, in order, at offsets that grow with j's.
+		known := false
+		if prev != nil {
+			for ; i < prev.hist.Len(); i++ {
+				if f, _ := prev.hist.Message(i); f >= from+shift {
+					break
+				}
+			}
+			if i < prev.hist.Len() {
+				f, pt := prev.hist.Message(i)
+				known = f == from+shift && pt == to+shift
+			}
 		}
 		if known && from >= lo && to <= hi {
 			e.msgs[j].piece = prev.msgs[i].piece
@@ -210,26 +219,4 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 		}
 	}
 	t.trims.put(e)
-}
-
-// index returns the record of e's History that starts at from.
-func (e *trimEntry) index(from int) (int, bool) {
-	if e == nil {
-		return 0, false
-	}
-	lo, hi := 0, e.hist.Len()
-	for lo < hi {
-		m := (lo + hi) / 2
-		if f, _ := e.hist.Message(m); f < from {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < e.hist.Len() {
-		if f, _ := e.hist.Message(lo); f == from {
-			return lo, true
-		}
-	}
-	return 0, false
 }

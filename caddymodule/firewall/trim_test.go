@@ -3,6 +3,7 @@ package firewall
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"strings"
 	"testing"
@@ -237,6 +238,59 @@ func TestTrimRedteam(t *testing.T) {
 		blocked := differential(t, name, on, off, body, "a")
 		if want := strings.Contains(body, malText); blocked != want {
 			t.Fatalf("%s: blocked %v, want %v", name, blocked, want)
+		}
+	}
+}
+
+// TestTrimCarriesHashes: the hashes an entry takes from the entry before
+// it are those of its own body's messages, request after request of a
+// conversation that grows and is trimmed, and the entry holds no text.
+func TestTrimCarriesHashes(t *testing.T) {
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := newFixture(t, &Firewall{})
+	conv := m.Resent(32<<10, 40<<10, 7)
+	var body []byte
+	checked := 0
+	for i := range 40 {
+		body = conv.Next(body)
+		req := post("/v1/chat/completions", string(body))
+		req.Header.Set("Authorization", "Bearer a")
+		client := fx.fw.cache.clientKey(req)
+		fx.do(t, req)
+		tab := fx.fw.resume
+		e := tab.trims.entry(tab.trimKey(client, "/v1/chat/completions"))
+		if e == nil {
+			t.Fatalf("request %d: no entry", i)
+		}
+		_, end := e.hist.Message(e.hist.Len() - 1)
+		for j := range e.hist.Len() {
+			from, to := e.hist.Message(j)
+			want := trimHashes{piece: maphash.Bytes(tab.seed, body[from:to])}
+			if from+trimLead <= end {
+				want.lead = maphash.Bytes(tab.seed, body[from:from+trimLead])
+			}
+			if e.msgs[j] != want {
+				t.Fatalf("request %d: message %d's hashes %x, its bytes' %x", i, j, e.msgs[j], want)
+			}
+			checked++
+		}
+	}
+	if checked < 400 || conv.Trims() < 5 {
+		t.Fatalf("%d messages checked, %d trims", checked, conv.Trims())
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[trimTable](), reflect.TypeFor[trimEntry](), reflect.TypeFor[trimHashes](), reflect.TypeFor[llmreq.History]()} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Type == reflect.TypeFor[llmreq.API]() {
+				continue // the API's name, one of llmreq's constants
+			}
+			switch k := f.Type.Kind(); {
+			case k == reflect.String, k == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8, k == reflect.Map, k == reflect.Interface:
+				t.Errorf("%s.%s is a %s: it could hold text", typ.Name(), f.Name, k)
+			}
 		}
 	}
 }
