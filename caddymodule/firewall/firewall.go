@@ -166,7 +166,10 @@ type Firewall struct {
 	// every 8 of the cache's: by a keyed hash of a body's first bytes, per
 	// client, the runs of messages in them that held no text with a match,
 	// so that a later body that begins with the same bytes (the same
-	// conversation, one turn longer) is not parsed again up to there.
+	// conversation, one turn longer) is not parsed again up to there; and,
+	// one entry for every 256 of the cache's, a client's last body's
+	// messages by keyed hashes, so that a body that dropped its oldest
+	// messages is not parsed again in the ones it kept.
 	SafeCache int `json:"safe_cache,omitempty"`
 
 	// RuleActions sets the action of one rule's matches, by rule id:
