@@ -327,29 +327,41 @@ func (r *Request) ResumeAt(n int, dirty []int) *Resume {
 	return newResume(r.API, r.primary, skips)
 }
 
-// ResumesAt returns ResumeAt(n, dirty) for each n of places, which are in descending order (as
-// Boundaries returns them): the ranges are found once, for the first, and cut back for the
-// others.
-func (r *Request) ResumesAt(places []int, dirty []int) []*Resume {
+// ResumesAt appends to dst ResumeAt(n, dirty) for each n of places, which are in descending
+// order (as Boundaries returns them): the ranges are found once, for the first, and cut back
+// for the others.
+func (r *Request) ResumesAt(dst []*Resume, places []int, dirty []int) []*Resume {
 	if r.primary < 0 || len(r.msgs) == 0 || len(places) == 0 {
-		return nil
+		for range places {
+			dst = append(dst, nil)
+		}
+		return dst
 	}
 	var small [256]bool
 	bad := r.dirtyMessages(dirty, small[:])
 	recs := len(r.msgs) <= maxRecords
-	var buf [4]skip
+	var buf, cutBuf [8]skip
 	all := ranges(buf[:0], r.msgs, 0, bad, int32(places[0]), 0, 0, recs)
-	out := make([]*Resume, len(places))
-	var cut []skip
+	last, to := -1, int32(0) // the previous place's cut: its ranges, the end of its last
 	for i, n := range places {
 		if !recs || i > 0 && n > places[i-1] {
-			out[i] = r.ResumeAt(n, dirty)
+			dst, last = append(dst, r.ResumeAt(n, dirty)), -1
 			continue
 		}
-		cut = cutSkips(append(cut[:0], all...), int32(n))
-		out[i] = newResume(r.API, r.primary, cut)
+		cut := cutSkips(append(cutBuf[:0], all...), int32(n))
+		end := int32(0)
+		if len(cut) > 0 {
+			end = cut[len(cut)-1].to
+		}
+		if i > 0 && last == len(cut) && to == end {
+			// The same ranges as the previous place's (a cut only drops runs from the
+			// end): its Resume, which nothing changes.
+			dst = append(dst, dst[len(dst)-1])
+			continue
+		}
+		dst, last, to = append(dst, newResume(r.API, r.primary, cut)), len(cut), end
 	}
-	return out
+	return dst
 }
 
 // cutSkips drops from the end of skips, ranges of an unshifted Resume with their records, the

@@ -338,7 +338,7 @@ func TestResumesAt(t *testing.T) {
 					dirty = append(dirty, i)
 				}
 			}
-			got := r.ResumesAt(places, dirty)
+			got := r.ResumesAt(nil, places, dirty)
 			for i, n := range places {
 				if want := r.ResumeAt(n, dirty); !reflect.DeepEqual(got[i], want) {
 					t.Fatalf("%s: place %d (%d): ResumesAt %+v, ResumeAt %+v", name, i, n, got[i], want)

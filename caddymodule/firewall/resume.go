@@ -128,18 +128,22 @@ func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
 // the texts that must be read again (their indices in req.Texts: see
 // dirtyTexts).
 func (t *resumeTable) keep(sums []uint64, body []byte, req *llmreq.Request, dirty []int) {
-	places := req.Boundaries(resumePlaces)
-	resumes := req.ResumesAt(places, dirty)
-	for i, at := range places {
-		k := at / resumeBlock
-		if k == 0 || k > len(sums) {
-			continue // within the first block: a small body, cheap to read
+	// The places past the first block (before it: a small body, cheap to
+	// read), with their way.
+	var placeBuf [resumePlaces + 1]int
+	var wayBuf [resumePlaces + 1]uint64
+	places, ways := placeBuf[:0], wayBuf[:0]
+	for i, at := range req.Boundaries(resumePlaces) {
+		if k := at / resumeBlock; k > 0 && k <= len(sums) {
+			places, ways = append(places, at), append(ways, uint64(min(i, 1)))
 		}
-		res := resumes[i]
+	}
+	var resBuf [resumePlaces + 1]*llmreq.Resume
+	for i, res := range req.ResumesAt(resBuf[:0], places, dirty) {
 		if res == nil {
 			continue
 		}
-		way := uint64(min(i, 1))
+		at, k, way := places[i], places[i]/resumeBlock, ways[i]
 		s := resumeSlot{key: sums[k-1] ^ way, tail: t.tailSum(sums[k-1], body, k, at), at: at, res: res}
 		slot, mu := t.slot(s.key)
 		mu.Lock()
