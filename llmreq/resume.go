@@ -423,50 +423,59 @@ func (r *Request) dirtyMessages(dirty []int, buf []bool) []bool {
 func ranges(skips []skip, msgs []message, first int, bad []bool, n, shift, drop int32, recs bool) []skip {
 	var cur *skip // the range being built
 	start := 0    // its first record
-	at := int32(0)
-	for i := 0; i < len(msgs); {
-		if i > 0 && msgs[i].list != msgs[i-1].list {
-			at = 0
+	// The run being read: its first record, its list index, whether it may be left unread,
+	// and its counts.
+	r0, rAt, rOK := 0, int32(0), false
+	var rElems, rTexts, rPaths, rGroups int32
+	at := int32(0) // the list index of record i
+	for i := 0; i <= len(msgs); i++ {
+		var x *message
+		if i < len(msgs) {
+			x = &msgs[i]
 		}
-		// The run that starts at message i: its messages up to the next fresh one.
-		m := msgs[i]
-		j := i + 1
-		for j < len(msgs) && !msgs[j].fresh && msgs[j].list == m.list {
-			j++
-		}
-		ok := i >= first && m.fresh
-		for k := i; k < j && ok; k++ {
-			x := msgs[k]
-			ok = x.clean && !bad[k] && (drop == 0 || x.elems == 1 && !x.long)
-		}
-		// It may be left unread when a message of its list follows it, starting within n.
-		ok = ok && j < len(msgs) && msgs[j].list == m.list && msgs[j].from <= n
-		if !ok {
-			cur = nil
-			for _, x := range msgs[i:j] {
-				at += x.elems
+		if i > 0 && (x == nil || x.fresh || x.list != msgs[i-1].list) {
+			// The run from r0 ends before record i: it may be left unread when record i, of
+			// its list, follows it within n.
+			m := &msgs[r0]
+			if rOK && x != nil && x.list == m.list && x.from <= n {
+				if cur == nil || cur.list != m.list || cur.to != m.from-shift {
+					skips = append(skips, skip{list: m.list, from: m.from - shift, at: rAt - drop, step: m.step,
+						shift: shift, drop: drop})
+					cur, start = &skips[len(skips)-1], r0
+				}
+				cur.elems += rElems
+				cur.texts += rTexts
+				cur.paths += rPaths
+				cur.groups += rGroups
+				cur.to = x.from - shift
+				cur.run = msgs[i-1].run
+				if recs {
+					cur.recs = msgs[start:i]
+				}
+			} else {
+				cur = nil
 			}
-			i = j
-			continue
+			if x != nil && x.list != msgs[i-1].list {
+				at = 0
+			}
+			r0 = i
 		}
-		if cur == nil || cur.list != m.list || cur.to != m.from-shift {
-			skips = append(skips, skip{list: m.list, from: m.from - shift, at: at - drop, step: m.step,
-				shift: shift, drop: drop})
-			cur, start = &skips[len(skips)-1], i
+		if x == nil {
+			break
 		}
-		for _, x := range msgs[i:j] {
-			cur.elems += x.elems
-			cur.texts += x.texts
-			cur.paths += shiftedPaths(x, int(at), int(at-drop))
-			cur.groups += x.grp
-			at += x.elems
+		if r0 == i {
+			rAt, rOK = at, i >= first && x.fresh
+			rElems, rTexts, rPaths, rGroups = 0, 0, 0, 0
 		}
-		cur.to = msgs[j].from - shift
-		cur.run = msgs[j-1].run
-		if recs {
-			cur.recs = msgs[start:j]
+		rOK = rOK && x.clean && !bad[i] && (drop == 0 || x.elems == 1 && !x.long)
+		rElems += x.elems
+		rTexts += x.texts
+		rPaths += x.paths
+		if drop > 0 {
+			rPaths -= x.paths - shiftedPaths(*x, int(at), int(at-drop))
 		}
-		i = j
+		rGroups += x.grp
+		at += x.elems
 	}
 	return skips
 }

@@ -294,3 +294,37 @@ func TestTrimCarriesHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimLongSystem: a system message longer than the hashed blocks
+// makes a trimmed body share a prefix with the conversation's first
+// request, whose Resume leaves only the system message unread: the trim
+// table is asked all the same, and resumes the kept turns.
+func TestTrimLongSystem(t *testing.T) {
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, off := newFixture(t, &Firewall{}), newFixture(t, &Firewall{SafeCache: -1})
+	var long strings.Builder
+	for i := 0; long.Len() < 3*resumeBlock; i++ {
+		long.WriteString(m.Messages[2*i+1].Content)
+	}
+	system := msg("system", long.String())
+	var turns []string
+	for i := range 24 {
+		turns = append(turns, msg("user", m.Messages[40+2*i].Content))
+		if i < 10 {
+			if differential(t, fmt.Sprintf("turn %d", i), on, off, chat(append([]string{system}, turns...)...), "a") {
+				t.Fatalf("turn %d was blocked", i)
+			}
+		}
+		turns = append(turns, msg("assistant", m.Messages[41+2*i].Content))
+	}
+	// The client drops its first four turns.
+	body := chat(append(append([]string{system}, turns[8:20]...), msg("user", "And one more question?"))...)
+	before := resumedBytes(t, on)
+	differential(t, "trimmed", on, off, body, "a")
+	if got := resumedBytes(t, on) - before; got < float64(len(body)/2) {
+		t.Fatalf("%v of %d bytes resumed", got, len(body))
+	}
+}
