@@ -188,7 +188,9 @@ func (w *walker) history(i int, role string, each, single func(int, string)) {
 			w.skippedTexts += int(s.texts)
 			w.skippedPaths += int(s.paths)
 			w.groups += int(s.groups)
-			if s.recs != nil && w.t.record {
+			if s.recs != nil && w.t.record && s.shift == 0 && s.drop == 0 {
+				w.msgs = append(w.msgs, s.recs...) // clean, or ranges would not hold them
+			} else if s.recs != nil && w.t.record {
 				at := n
 				for _, r := range s.recs {
 					r.from, r.to = r.from-s.shift, r.to-s.shift

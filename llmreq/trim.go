@@ -42,9 +42,15 @@ func (r *Request) History(dirty []int) *History {
 	for k > 0 && r.msgs[k-1].list == list {
 		k--
 	}
-	bad := r.dirtyMessages(dirty, nil)
+	bad := noDirty[:len(r.msgs)] // read only
+	if len(dirty) > 0 {
+		bad = r.dirtyMessages(dirty, nil)
+	}
 	return &History{api: r.API, primary: r.primary, msgs: r.msgs[k:], bad: bad[k:]}
 }
+
+// noDirty marks no message: the marks of a History without dirty texts.
+var noDirty [maxRecords]bool
 
 // Len returns how many records the History has: one per message, or per range a Resume left
 // unread when the body's list was too long to record them one by one.
