@@ -58,6 +58,7 @@ const (
 	trimLead    = 64       // the bytes that find the first kept message
 	trimTries   = 4        // candidates for it verified
 	trimShare   = 256      // safe-text cache entries per client entry
+	trimStale   = 8        // a body 1/8 new since its client's entry replaces it
 	trimMinBody = 16 << 10 // smaller bodies are cheap to read whole: not recorded
 	trimMaxBody = 4 << 20  // larger bodies are not recorded
 )
@@ -153,7 +154,8 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 }
 
 // keepTrim records req's body (prefix hashes sums), sent by client to
-// urlPath, as the client's last; dirty as keep's. The hashes of messages
+// urlPath, as the client's last, unless it only adds to the last by less
+// than 1/trimStale of its length; dirty as keep's. The hashes of messages
 // whose bytes the client's last body held at a known offset (tr, or a
 // prefix their prefix hashes share) are taken from its entry.
 func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, body []byte, req *llmreq.Request, dirty []int, tr trim) {
@@ -177,6 +179,11 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 			k++
 		}
 		same = max(same, k*resumeBlock)
+		if tr.res == nil && len(body)-same < len(body)/trimStale {
+			// The body is prev's and a little more (a turn added): prev
+			// will do for a later trim, which reads the little more.
+			return
+		}
 	}
 	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...), msgs: make([]trimHashes, h.Len())}
 	_, end := h.Message(h.Len() - 1)
