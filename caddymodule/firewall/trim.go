@@ -16,7 +16,8 @@ import (
 // earlier: body[:F] + body[F+Δ:E] + the new turn, F the start of the
 // first message dropped, F+Δ that of the first kept.
 //
-// Per client and URL path, the table keeps the last body's message list
+// Per client and URL path, the table keeps a recent body's message list
+// (the last trimmed one, or one an eighth new since the entry before)
 // (llmreq.History: offsets and counts, its messages with a match marked)
 // and keyed hashes of it: of the bytes before each of its first
 // trimHeads messages (the head a trim keeps: a system message, say), of
