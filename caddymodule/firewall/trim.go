@@ -164,10 +164,6 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 	if len(body) < trimMinBody || len(body) > trimMaxBody {
 		return
 	}
-	h := req.History(dirty)
-	if h == nil || h.Len() < 2 {
-		return
-	}
 	prev := tr.prev
 	if prev == nil {
 		prev = t.trims.entry(key)
@@ -185,6 +181,10 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 			// will do for a later trim, which reads the little more.
 			return
 		}
+	}
+	h := req.History(dirty)
+	if h == nil || h.Len() < 2 {
+		return
 	}
 	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...), msgs: make([]trimHashes, h.Len())}
 	_, end := h.Message(h.Len() - 1)
