@@ -21,6 +21,13 @@ func init() {
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.Flags().String("rulebook", "", promptscan.RulebookUsage)
 			cmd.Flags().Bool("jsonl", false, promptscan.JSONLUsage)
+			// A bad flag is an error (3), not a verdict: cobra's own exit
+			// status for it, 1, reads as "suspicious".
+			cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+				fmt.Fprintf(os.Stderr, "prompt-scan: %v\nusage: caddy prompt-scan %s (--help for more)\n", err, promptscan.Usage)
+				os.Exit(promptscan.ExitError)
+				return err
+			})
 			// Caddy's wrapper maps exit status 1 to 0, and the verdict is the
 			// exit status here, so the command exits by itself.
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
