@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
+	"github.com/promptwall/promptwall/rulebook"
 )
 
 // TestUnionMatchesSeparate checks that one pass of the union automaton
@@ -110,4 +113,79 @@ func isASCII(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// withoutUnion returns e with the keyword and prefix automata walked apart.
+func withoutUnion(e *Engine) *Engine {
+	c := *e.c
+	c.union = nil
+	sep := &Engine{rb: e.rb, c: &c}
+	sep.pool.New = func() any { return &scanState{m: c.newMatcher()} }
+	return sep
+}
+
+// TestUnionScansAlike scans the published corpora and a long document of
+// them with the union automaton and with the two automata apart: the
+// results are the same.
+func TestUnionScansAlike(t *testing.T) {
+	e := Default()
+	sep := withoutUnion(e)
+	var all [][]byte
+	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
+		texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, texts...)
+		if name == "chat_bodies_benign.jsonl" {
+			all = append(all, []byte(chatbody.Document(texts, 256<<10, true)), []byte(chatbody.Document(texts, 256<<10, false)))
+		}
+	}
+	matched := 0
+	for _, text := range all {
+		got, want := e.Scan(text), sep.Scan(text)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%.80q: union %+v, apart %+v", text, got.Matches, want.Matches)
+		}
+		if len(got.Matches) > 0 {
+			matched++
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no text matched")
+	}
+}
+
+// FuzzUnion: for any rulebook of two patterns and any text, the union
+// automaton's scan is the two automata's.
+func FuzzUnion(f *testing.F) {
+	f.Add(`\bignore (all )?previous\b`, `<\|?(system|im_start)`, []byte("IGNORE previous <|system x 1gn0re pr3vious"))
+	f.Add(`(?:secret|key)\s*[:=]\s*\S{8,}`, `(sys|assis)tant:?`, []byte("key = abcdefgh123 SYSTANT: 4ssistant"))
+	f.Add(`ab[cd]e`, `\u00e9t\u00e9|\u017ft|xa`, []byte("\xc3\xa9t\xc3\xa9 \xc5\xbft abde 4bce xa"))
+	f.Fuzz(func(t *testing.T, p1, p2 string, text []byte) {
+		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
+			return
+		}
+		doc, err := json.Marshal(map[string]any{
+			"rules_id": "fuzz", "version": "1", "categories": map[string]string{"c": "c"},
+			"rules": []map[string]string{
+				{"id": "F-1", "category": "c", "severity": "suspicious", "pattern": p1, "flags": "i"},
+				{"id": "F-2", "category": "c", "severity": "malicious", "pattern": p2, "flags": "gi"},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := rulebook.Parse(doc)
+		if err != nil {
+			return // not a pattern
+		}
+		e, err := New(rb)
+		if err != nil || e.c.union == nil {
+			return
+		}
+		if got, want := e.Scan(text), withoutUnion(e).Scan(text); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: union %+v, apart %+v", text, got.Matches, want.Matches)
+		}
+	})
 }
