@@ -90,11 +90,14 @@ func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hi
 	}
 	q := ac.walkSpan(len(text))
 	if q == 0 {
-		ac.walk(text, col, func(row uint32, end int) {
-			if hit(row) {
-				*hits = append(*hits, hitAt{row, int32(offset + end)})
+		// One chain, inline: the leetspeak view's windows are short and
+		// many (a text of code has a digit every few lines).
+		delta, out, row := ac.delta, ac.out, uint32(0)
+		for i, b := range text {
+			if row = delta[row+col[b]]; row >= out && hit(row) {
+				*hits = append(*hits, hitAt{row, int32(offset + i + 1)})
 			}
-		})
+		}
 		return
 	}
 	for j := range later {
