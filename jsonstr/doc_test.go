@@ -26,8 +26,9 @@ func docText(b *testing.B) (text string, lit []byte) {
 }
 
 // BenchmarkDocument reads and writes the document's literal: End finds its
-// end, PlainASCII as a parser calls it (once after each escape), Unquote
-// decodes it and Append encodes it.
+// end, PlainASCII as a parser called it (once after each escape) and
+// PlainEscapes as it calls it (once), Unquote decodes it and Append encodes
+// it.
 func BenchmarkDocument(b *testing.B) {
 	text, lit := docText(b)
 	b.Run("End", func(b *testing.B) {
@@ -49,6 +50,14 @@ func BenchmarkDocument(b *testing.B) {
 				i += 2 // the document's escapes are all two bytes
 			}
 			if i != len(lit)-1 {
+				b.Fatal("wrong end")
+			}
+		}
+	})
+	b.Run("PlainEscapes", func(b *testing.B) {
+		b.SetBytes(int64(len(lit)))
+		for b.Loop() {
+			if i, _, _ := PlainEscapes(lit, 1); i != len(lit)-1 {
 				b.Fatal("wrong end")
 			}
 		}
