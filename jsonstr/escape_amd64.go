@@ -18,14 +18,13 @@ var useEscapes = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 // appendRunsOn says whether Append calls appendRuns.
 var appendRunsOn = useEscapes
 
-// scanAVX2 is PlainEscapes from b's start over the 32-byte windows that
-// fit in b: it returns the offset of the first byte PlainEscapes stops at,
-// or an offset less than 32 bytes from b's end where the window ran out,
-// never inside an escape; whether a byte from 0x80 up precedes it; and
-// whether it passed an escape. After an escape the next window starts just
-// past it, so no bit of a mask needs clearing and no escape spans two
-// windows: a backslash whose next byte is past b stops it. It reads nothing
-// past b.
+// scanAVX2 is PlainEscapes from b's start over the whole 64-byte blocks
+// of b: it returns the offset of the first byte PlainEscapes stops at, or
+// an offset less than 64 bytes from b's end where the blocks ran out (then
+// of a backslash whose escape crosses their end, if one does: never inside
+// an escape); whether a byte from 0x80 up precedes it; and whether it
+// passed an escape. It finds escapes with bit masks, no branch on each:
+// real text has one every line. It reads nothing past the blocks.
 //
 //go:noescape
 func scanAVX2(b []byte) (n int, high, esc bool)

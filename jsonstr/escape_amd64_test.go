@@ -11,7 +11,7 @@ import (
 
 // TestEscapeKernels checks the kernels' own results, which the SWAR loops
 // after them would hide: scanAVX2 stops where PlainEscapes does or in the
-// last 31 bytes (never inside an escape, where the SWAR loop would start
+// last 63 bytes, never inside an escape (where the SWAR loop would start
 // wrong); unquoteAVX2 and appendAVX2 write what the portable loops write
 // for what they read, and stop where their contract says.
 func TestEscapeKernels(t *testing.T) {
@@ -20,7 +20,7 @@ func TestEscapeKernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(17, 18))
 	for n := 0; n < 20000; n++ {
-		b := make([]byte, rng.IntN(200))
+		b := make([]byte, rng.IntN(300))
 		run := 1 + rng.IntN(60)
 		for i := range b {
 			if rng.IntN(run) == 0 {
@@ -39,7 +39,7 @@ func checkScanKernel(t *testing.T, b []byte) {
 	t.Helper()
 	we, _, _ := plainEscapesRef(b, 0)
 	n, high, esc := scanAVX2(b)
-	if n != we && (n > we || n+32 <= len(b)) {
+	if n != we && (n > we || n+64 <= len(b)) {
 		t.Fatalf("scanAVX2(%q) = %d, want %d or a tail start", b, n, we)
 	}
 	// The reference's walk over b[:n] ends at n exactly when n is not
@@ -102,6 +102,27 @@ func checkAppendKernel(t *testing.T, s []byte, html bool) {
 	for _, c := range s[:ns] {
 		if c >= 0x80 {
 			t.Fatalf("appendAVX2(%q, %v) read past a byte from 0x80 up", s, html)
+		}
+	}
+}
+
+// TestScanBackslashRuns: runs of 1 to 130 backslashes, then a byte that
+// ends them ('n', '"', 'u', 'q', a control), at every offset of strings
+// of 200 bytes: a run's parity is what the scan's carry tracks across
+// blocks.
+func TestScanBackslashRuns(t *testing.T) {
+	for k := 1; k <= 130; k++ {
+		for _, after := range []byte{'n', '"', 'u', 'q', 0x01, 'a'} {
+			for pos := 0; pos+k < 200; pos++ {
+				b := bytes.Repeat([]byte{'a'}, 200)
+				copy(b[pos:], bytes.Repeat([]byte{'\\'}, k))
+				b[pos+k] = after
+				checkScanKernel(t, b)
+				we, wa, wx := plainEscapesRef(b, 0)
+				if e, a, x := PlainEscapes(b, 0); e != we || a != wa || x != wx {
+					t.Fatalf("PlainEscapes(%q) = %d, %v, %v, want %d, %v, %v", b, e, a, x, we, wa, wx)
+				}
+			}
 		}
 	}
 }

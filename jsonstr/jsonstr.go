@@ -20,7 +20,7 @@ func End(b []byte, i int) int {
 		return -1
 	}
 	for i++; ; {
-		if i = Plain(b, i); i >= len(b) || b[i] < 0x20 {
+		if i, _, _ = PlainEscapes(b, i); i >= len(b) || b[i] < 0x20 {
 			return -1
 		}
 		if b[i] == '"' {
