@@ -14,29 +14,6 @@ import "bytes"
 // them, whose escape is six bytes).
 var escapeByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-// escapeSeq and escapeLen are what Append writes for each ASCII byte it
-// escapes, little-endian in the word, and its length: \n for a newline,
-// \u001f for 0x1F, \u003c for '<' (with html); 0 for the bytes it does not
-// escape. The AVX2 kernel stores the whole word and advances by the length.
-var escapeSeq, escapeLen = func() (seq [128]uint64, n [128]uint8) {
-	set := func(c byte, s string) {
-		for i := len(s) - 1; i >= 0; i-- {
-			seq[c] = seq[c]<<8 | uint64(s[i])
-		}
-		n[c] = uint8(len(s))
-	}
-	for c := byte(0); c < 0x20; c++ {
-		set(c, `\u00`+string(hexDigits[c>>4])+string(hexDigits[c&0xF]))
-	}
-	for c, e := range map[byte]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'} {
-		set(c, `\`+string(e))
-	}
-	set('<', `\u003c`)
-	set('>', `\u003e`)
-	set('&', `\u0026`)
-	return seq, n
-}()
-
 // PlainEscapes is PlainASCII that passes over the two-byte escapes (\" \\
 // \/ \b \f \n \r \t): it returns the offset of the first byte at or after i
 // that is '"', a control character, or a backslash that does not start one
@@ -44,7 +21,8 @@ var escapeSeq, escapeLen = func() (seq [128]uint64, n [128]uint8) {
 // is none. The offset is never inside an escape. ascii reports whether the
 // bytes it passed over are all below 0x80, escaped whether one of them was
 // an escape. A parser reads a literal of prose in one call, not one call a
-// line.
+// line. On amd64 with AVX2 a kernel finds a block's escapes with bit
+// masks, 64 bytes a step, without a branch on each.
 func PlainEscapes(b []byte, i int) (end int, ascii, escaped bool) {
 	return plainEscapes(b, i)
 }

@@ -18,6 +18,29 @@ var useEscapes = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 // appendRunsOn says whether Append calls appendRuns.
 var appendRunsOn = useEscapes
 
+// escapeSeq and escapeLen are what Append writes for each ASCII byte it
+// escapes, little-endian in the word, and its length: \n for a newline,
+// \u001f for 0x1F, \u003c for '<' (with html); 0 for the bytes it does not
+// escape. The AVX2 kernel stores the whole word and advances by the length.
+var escapeSeq, escapeLen = func() (seq [128]uint64, n [128]uint8) {
+	set := func(c byte, s string) {
+		for i := len(s) - 1; i >= 0; i-- {
+			seq[c] = seq[c]<<8 | uint64(s[i])
+		}
+		n[c] = uint8(len(s))
+	}
+	for c := byte(0); c < 0x20; c++ {
+		set(c, `\u00`+string(hexDigits[c>>4])+string(hexDigits[c&0xF]))
+	}
+	for c, e := range map[byte]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'} {
+		set(c, `\`+string(e))
+	}
+	set('<', `\u003c`)
+	set('>', `\u003e`)
+	set('&', `\u0026`)
+	return seq, n
+}()
+
 // scanAVX2 is PlainEscapes from b's start over the whole 64-byte blocks
 // of b: it returns the offset of the first byte PlainEscapes stops at, or
 // an offset less than 64 bytes from b's end where the blocks ran out (then

@@ -397,13 +397,20 @@ const hexDigits = "0123456789abcdef"
 func Append[S string | []byte](dst []byte, s S, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
+	kernelAt := 0 // where to call the kernel again
 	for i := 0; ; {
-		if appendRunsOn && len(s)-i >= 32 {
+		if appendRunsOn && i >= kernelAt && len(s)-i >= 32 {
 			// The kernel copies and escapes all but non-ASCII text and
-			// the last bytes: no stop here at each newline.
+			// the last bytes: no stop here at each newline. Where it reads
+			// little before a non-ASCII character (a text with one every
+			// few words) the call costs more than it saves: the word loop
+			// reads on for a while.
 			dst = append(dst, s[start:i]...)
 			var n int
 			dst, n = appendRuns(dst, s[i:], html)
+			if n < 128 {
+				kernelAt = i + 512
+			}
 			i += n
 			start = i
 		}
