@@ -205,3 +205,27 @@ func BenchmarkRewriteDocument256K(b *testing.B) {
 		}
 	}
 }
+
+// TestDocumentBody: the 256k-doc body's texts are encoding/json's, and its document rewritten
+// (more escapes, a control character, non-ASCII text) decodes to the replacement.
+func TestDocumentBody(t *testing.T) {
+	body, err := chatbody.LongDocument256K(chatbody.Corpora())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("/v1/chat/completions", body)
+	if err != nil || len(r.Texts) != 2 {
+		t.Fatalf("%v, %d texts", err, len(r.Texts))
+	}
+	checkTexts(t, body, r)
+	repl := strings.NewReplacer("\n", "\n\n\"\\", "e", "é\x01").Replace(r.Texts[1].Value)
+	var req struct {
+		Messages []struct{ Content string }
+	}
+	if err := json.Unmarshal(r.Rewrite(map[int]string{1: repl}), &req); err != nil || len(req.Messages) != 2 {
+		t.Fatal(err)
+	}
+	if req.Messages[1].Content != repl || req.Messages[0].Content != r.Texts[0].Value {
+		t.Fatal("the rewritten body does not decode to the replacement")
+	}
+}
