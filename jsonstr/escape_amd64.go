@@ -12,7 +12,7 @@ import (
 )
 
 // useEscapes says whether the escape-passing kernels may run: they test
-// 32 bytes a step with AVX2 and cut masks with BMI2's BZHI.
+// 32 or 64 bytes a step with AVX2 and cut masks with BMI2's BZHI.
 var useEscapes = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 
 // appendRunsOn says whether Append calls appendRuns.
@@ -85,7 +85,7 @@ func plainEscapes(b []byte, i int) (int, bool, bool) {
 			return i + n, v&0x8080808080808080&(1<<(8*n)-1) == 0, false
 		}
 	}
-	if !useEscapes || len(b)-i < 32 {
+	if !useEscapes || len(b)-i < 64 { // no block for the kernel
 		return plainEscapesSWAR(b, i)
 	}
 	n, high, esc := scanAVX2(b[i:])
