@@ -196,8 +196,8 @@ func TestXcaddyBuildWith(t *testing.T) {
 		t.Errorf("prompt-scan --help: exit %d\n%s", code, out)
 	}
 
-	scan := func(text string) (string, int) {
-		cmd := exec.Command(caddy, "prompt-scan")
+	scan := func(text string, args ...string) (string, int) {
+		cmd := exec.Command(caddy, append([]string{"prompt-scan"}, args...)...)
 		cmd.Dir = dir
 		cmd.Stdin = strings.NewReader(text)
 		out, err := cmd.CombinedOutput()
@@ -216,6 +216,9 @@ func TestXcaddyBuildWith(t *testing.T) {
 	}
 	if out, code := scan("What is the capital of France?"); code != 0 || strings.TrimSpace(out) != "verdict: safe" {
 		t.Errorf("scanning a clean text: exit %d, want 0 and safe\n%s", code, out)
+	}
+	if out, code := scan("What is the capital of France?", "--bogus"); code != 3 || !strings.Contains(out, "unknown flag: --bogus") {
+		t.Errorf("a bad flag: exit %d, want 3 (an error, not a verdict)\n%s", code, out)
 	}
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/compare.sh [CORPORA_DIR]
 #
-# Times `caddy prompt-scan --jsonl` (the Go engine) against the straightforward
+# Times `prompt-scan --jsonl` (the Go engine, cmd/prompt-scan: no Caddy
+# linked, so the start-up is the engine's) against the straightforward
 # V8 implementation `node engine/jsref/scan-jsonl.js` over every *.jsonl corpus
 # in CORPORA_DIR (default: PROMPTWALL_CORPORA, else the published corpora in
 # bench/corpora, unpacked by bench/corpora.sh). Runs are
@@ -10,7 +11,9 @@
 # Go throughput / V8 throughput (wall clock, process start included); the CPU
 # columns (user + system, best run) help on a busy machine. Needs bash,
 # coreutils, go and node.
-# CADDY=path uses an already built binary instead of building one.
+# PROMPT_SCAN=path uses an already built cmd/prompt-scan instead of building
+# one; CADDY=path times `path prompt-scan --jsonl` (a built cmd/caddy, Caddy's
+# start-up included) instead.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,11 +24,14 @@ command -v node >/dev/null || { echo "node is not on PATH" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-caddy=${CADDY:-}
-if [ -z "$caddy" ]; then
-	echo "building ./cmd/caddy ..." >&2
-	(cd "$root" && go build -o "$tmp/caddy" ./cmd/caddy)
-	caddy=$tmp/caddy
+if [ -n "${CADDY:-}" ]; then
+	gocmd=("$CADDY" prompt-scan --jsonl)
+elif [ -n "${PROMPT_SCAN:-}" ]; then
+	gocmd=("$PROMPT_SCAN" --jsonl)
+else
+	echo "building ./cmd/prompt-scan ..." >&2
+	(cd "$root" && go build -o "$tmp/prompt-scan" ./cmd/prompt-scan)
+	gocmd=("$tmp/prompt-scan" --jsonl)
 fi
 js="$root/engine/jsref/scan-jsonl.js"
 
@@ -60,13 +66,14 @@ status=0
 corpus=/dev/null
 go_ms=0 js_ms=0
 for ((r = 0; r < runs; r++)); do
-	res=$(timed "$tmp/go.out" "$caddy" prompt-scan --jsonl)
+	res=$(timed "$tmp/go.out" "${gocmd[@]}")
 	read -r wall cpu <<<"$res"
 	((go_ms == 0 || wall < go_ms)) && go_ms=$wall
 	res=$(timed "$tmp/js.out" node "$js")
 	read -r wall cpu <<<"$res"
 	((js_ms == 0 || wall < js_ms)) && js_ms=$wall
 done
+echo "go: ${gocmd[*]##*/}"
 echo "start-up on empty input (best of $runs): go $(fixed "$go_ms" 1000 3) s, v8 $(fixed "$js_ms" 1000 3) s"
 printf '%-26s %7s %6s %7s %7s %8s %8s %7s %8s %8s %7s\n' corpus records MB go_s v8_s go_MB/s v8_MB/s ratio go_cpu_s v8_cpu_s cpu_rat
 shopt -s nullglob
@@ -79,7 +86,7 @@ for corpus in "${files[@]}"; do
 	cat "$corpus" >/dev/null # warm the page cache
 	go_ms=0 js_ms=0 go_cpu=0 js_cpu=0
 	for ((r = 0; r < runs; r++)); do
-		res=$(timed "$tmp/go.out" "$caddy" prompt-scan --jsonl) # a failure ends the script
+		res=$(timed "$tmp/go.out" "${gocmd[@]}") # a failure ends the script
 		read -r wall cpu <<<"$res"
 		((go_ms == 0 || wall < go_ms)) && go_ms=$wall
 		((go_cpu == 0 || cpu < go_cpu)) && go_cpu=$cpu

@@ -2,7 +2,8 @@
 // the http.handlers.prompt_firewall and http.handlers.prompt_scan modules
 // with their Caddyfile directives (subpackages firewall and scanservice),
 // the promptwall.stores.sqlite and .postgres store backends (stores),
-// and the `caddy prompt-scan` command (command.go).
+// and the `caddy prompt-scan` command (command.go; the command itself is
+// package promptscan).
 package caddymodule
 
 import (

@@ -183,7 +183,11 @@ func TestAutomatonRowsInRange(t *testing.T) {
 // rulebook.
 func checkAutomatonRows(t *testing.T, c *compiled) {
 	t.Helper()
-	for name, ac := range map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC} {
+	automata := map[string]*ahoCorasick{"keywords": c.ac, "prefixes": c.prefixAC}
+	if c.union != nil {
+		automata["union"] = c.union.ac
+	}
+	for name, ac := range automata {
 		if ac == nil {
 			continue // no alphabet: every rule is on the backtracking engine
 		}
@@ -199,11 +203,16 @@ func checkAutomatonRows(t *testing.T, c *compiled) {
 			}
 		}
 		tables := map[string]*byteCols{"col": &ac.col}
-		if ac == c.ac {
+		switch {
+		case ac == c.ac:
 			for kind := range c.keywordCols {
 				tables["keywordCols"+strconv.Itoa(kind)] = &c.keywordCols[kind]
 			}
-		} else {
+		case c.union != nil && ac == c.union.ac:
+			for kind := range c.union.cols {
+				tables["union.cols"+strconv.Itoa(kind)] = &c.union.cols[kind]
+			}
+		default:
 			for kind := range c.prefixCols {
 				tables["prefixCols"+strconv.Itoa(kind)] = &c.prefixCols[kind]
 			}

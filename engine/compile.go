@@ -91,6 +91,8 @@ type compiled struct {
 	prefixAC    *ahoCorasick
 	prefixLens  []int32
 	prefixRules [][]int32
+	// Both automata as one (aho_union.go), nil when it does not pay.
+	union *unionAC
 }
 
 func compile(rb *rulebook.Rulebook) (*compiled, error) {
@@ -180,6 +182,7 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		if c.prefixAC, err = newAhoCorasick(prefixes, &col, alpha.Size, nil); err != nil {
 			return nil, err
 		}
+		c.union = c.newUnionAC(litList, prefixes, &col)
 	}
 	c.asciiNib = nibbleTablesOf(&c.ascii)
 	c.viewTabs = [3]*[256]byte{&identity, &c.ascii, &c.asciiLeet}
@@ -328,11 +331,17 @@ func minimalPrefixes(ps [][]byte) [][]byte {
 	return kept
 }
 
-// keywordColumns chooses the columns of the keyword automaton. Only the
-// classes that occur in a literal need columns of their own; every other
-// byte reads as one class outside them. It sets keywordCols for each kind
-// of view, and returns every column's class, for newAhoCorasick.
+// keywordColumns chooses the columns of the keyword automaton
+// (columnsOf), setting keywordCols.
 func (c *compiled) keywordColumns(col *byteCols, literals []string) (classes []int) {
+	return columnsOf(c.alphabet, col, literals, &c.keywordCols)
+}
+
+// columnsOf chooses the columns of an automaton of literals. Only the
+// classes that occur in a literal need columns of their own; every other
+// byte reads as one class outside them. It sets cols for each kind of
+// view, and returns every column's class, for newAhoCorasick.
+func columnsOf(alpha *jsregex.Alphabet, col *byteCols, literals []string, cols *[3]byteCols) (classes []int) {
 	var inLit [128]bool
 	for _, l := range literals {
 		for i := 0; i < len(l); i++ {
@@ -362,9 +371,9 @@ func (c *compiled) keywordColumns(col *byteCols, literals []string) (classes []i
 	// Columns are numbered in the order of their bytes' frequency in
 	// English text, and rows padded to whole cache lines: the transitions
 	// prose takes from a state then mostly share its row's first line.
-	raw, leet, enc := &c.keywordCols[viewASCII], &c.keywordCols[viewLeet], &c.keywordCols[viewEncoded]
+	raw, leet, enc := &cols[viewASCII], &cols[viewLeet], &cols[viewEncoded]
 	for _, b := range byFrequency {
-		raw[b] = column(classOf(col[c.alphabet.Byte[b]]))
+		raw[b] = column(classOf(col[alpha.Byte[b]]))
 	}
 	for b := 0; b < 128; b++ {
 		leet[b] = raw[b]

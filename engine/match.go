@@ -32,6 +32,10 @@ type matcher struct {
 	tries      [][]anchoredTry // per rule, for keepTries
 	runes      []rune
 	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
+	// With unionHits, the last findLiterals or findLiteralsNear walked the
+	// union automaton (compiled.union), and uhits holds its prefix hits.
+	unionHits bool
+	uhits     []hitAt
 }
 
 func (c *compiled) newMatcher() *matcher {
@@ -123,13 +127,22 @@ func (c *compiled) encoded(v *view) []byte {
 type unitSource func(dst []rune) []rune
 
 // findLiterals records in m.seen which required literals occur in v.
+// Unless the wide chains take the keywords, the union automaton finds them
+// and the prefixes in the same pass, for findCandidates.
 func (c *compiled) findLiterals(v *view, m *matcher) {
 	clear(m.seen)
+	m.unionHits = false
 	if c.ac == nil {
 		return
 	}
 	col := &c.keywordCols[v.kind]
-	if !c.ac.scanWide(v.src, col, m.seen) {
+	switch u := c.union; {
+	case c.ac.scanWide(v.src, col, m.seen):
+	case u != nil:
+		m.uhits = m.uhits[:0]
+		u.scan(v.src, 0, &u.cols[v.kind], m.seen, &m.uhits, &m.later)
+		m.unionHits = true
+	default:
 		c.ac.scan(v.src, col, m.seen)
 	}
 }
@@ -140,8 +153,18 @@ func (c *compiled) findLiterals(v *view, m *matcher) {
 // there, so it has no other new occurrences. A literal seen elsewhere
 // before stays in m.seen: that can only make a rule try in vain, never miss
 // a match.
+//
+// The union automaton's windows hold every occurrence of a keyword or a
+// prefix with a leetspeak character in it, and its prefix hits there serve
+// findCandidates.
 func (c *compiled) findLiteralsNear(v *view, m *matcher) {
-	if c.ac != nil {
+	m.unionHits = false
+	if u := c.union; u != nil {
+		m.uhits = m.uhits[:0]
+		col := &u.cols[v.kind]
+		leetWindows(u.ac, v.src, col, v.leet, func(lo, hi int) { u.scan(v.src[lo:hi], lo, col, m.seen, &m.uhits, &m.later) })
+		m.unionHits = true
+	} else if c.ac != nil {
 		col := &c.keywordCols[v.kind]
 		leetWindows(c.ac, v.src, col, v.leet, func(lo, hi int) { c.ac.scan(v.src[lo:hi], col, m.seen) })
 	}
@@ -242,12 +265,16 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			m.cands[i] = append(m.cands[i], 0)
 		}
 	}
-	if near {
+	if near && m.unionHits {
+		c.union.candidates(m.uhits, m.near, c.prefixRules, c.prefixLens, m.cands)
+	} else if near {
 		col := &c.prefixCols[v.kind]
 		window := func(lo, hi int) {
 			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands, &m.later)
 		}
 		leetWindows(c.prefixAC, v.src, col, v.leet, window)
+	}
+	if near {
 		// A prefix of one byte the folding made is at a leetspeak
 		// character.
 		tab := c.viewTabs[v.kind]
@@ -269,7 +296,11 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 	// automaton leaves out. Each prefix's starts are in order, and are
 	// merged into the rest.
 	oneByOne := prefixes <= 4
-	if !oneByOne && walked > 0 {
+	switch {
+	case oneByOne || walked == 0:
+	case m.unionHits && !leet: // the whole view's hits
+		c.union.candidates(m.uhits, m.full, c.prefixRules, c.prefixLens, m.cands)
+	default:
 		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands, &m.later)
 	}
 	for i := range c.rules {

@@ -20,7 +20,7 @@ func End(b []byte, i int) int {
 		return -1
 	}
 	for i++; ; {
-		if i = Plain(b, i); i >= len(b) || b[i] < 0x20 {
+		if i, _, _ = PlainEscapes(b, i); i >= len(b) || b[i] < 0x20 {
 			return -1
 		}
 		if b[i] == '"' {
@@ -163,8 +163,16 @@ func UnquoteValid(dst, s []byte) []byte { return unquote(dst, s, true) }
 func unquote(dst, s []byte, valid bool) []byte {
 	var canonical bool // unescape's report, not wanted here
 	for i := 0; i < len(s); {
-		// Copy the run up to the next escape in one go when it is valid UTF-8 (prose is long
-		// runs between a few \n and \" escapes).
+		if valid {
+			// Prose is runs between \n and \" escapes, one a line: copied
+			// and resolved in one loop up to a \u escape or the end.
+			var n int
+			if dst, n = unescapeRuns(dst, s[i:]); i+n >= len(s) {
+				break
+			}
+			i += n
+		}
+		// Copy the run up to the next escape in one go when it is valid UTF-8.
 		run := bytes.IndexByte(s[i:], '\\')
 		if run < 0 {
 			run = len(s) - i
@@ -389,7 +397,26 @@ const hexDigits = "0123456789abcdef"
 func Append[S string | []byte](dst []byte, s S, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := nextStop(s, 0, html); i < len(s); i = nextStop(s, i, html) {
+	kernelAt := 0 // where to call the kernel again
+	for i := 0; ; {
+		if appendRunsOn && i >= kernelAt && len(s)-i >= 32 {
+			// The kernel copies and escapes all but non-ASCII text and
+			// the last bytes: no stop here at each newline. Where it reads
+			// little before a non-ASCII character (a text with one every
+			// few words) the call costs more than it saves: the word loop
+			// reads on for a while.
+			dst = append(dst, s[start:i]...)
+			var n int
+			dst, n = appendRuns(dst, s[i:], html)
+			if n < 128 {
+				kernelAt = i + 512
+			}
+			i += n
+			start = i
+		}
+		if i = nextStop(s, i, html); i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
@@ -412,22 +439,26 @@ func Append[S string | []byte](dst []byte, s S, html bool) []byte {
 			start = i
 			continue
 		}
-		r, size := decodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		// A run of non-ASCII characters (a script other than Latin) is
+		// read here, not one call a character.
+		for i < len(s) && s[i] >= utf8.RuneSelf {
+			r, size := decodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			if r == '\u2028' || r == '\u2029' {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+				i += size
+				start = i
+				continue
+			}
 			i += size
-			start = i
-			continue
 		}
-		i += size
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

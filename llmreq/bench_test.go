@@ -155,3 +155,77 @@ func BenchmarkParseChatTurns(b *testing.B) {
 		}
 	}
 }
+
+// docBody is the firewall load test's 256k-doc body (chatbody.LongDocument256K): real messages
+// of the published corpus as one document, with an escaped newline every 48 bytes or so and the
+// quotes of real text, the escapes the synthetic bodies above have few of.
+func docBody(b *testing.B) []byte {
+	body, err := chatbody.LongDocument256K(chatbody.Corpora())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// BenchmarkParseDocument256K parses the 256k-doc body: the scan finds each literal's end and
+// the walker decodes the document, both across its thousands of escapes.
+func BenchmarkParseDocument256K(b *testing.B) {
+	body := docBody(b)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err := Parse("/v1/chat/completions", body); err != nil || len(r.Texts) != 2 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRewriteDocument256K rewrites the 256k-doc body's document, as sanitizing does: the
+// new text is encoded, its newlines and quotes escaped.
+func BenchmarkRewriteDocument256K(b *testing.B) {
+	body := docBody(b)
+	r, err := Parse("/v1/chat/completions", body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	repl := map[int]string{}
+	for i, x := range r.Texts {
+		if x.Role == RoleUser {
+			repl[i] = strings.ReplaceAll(x.Value, "the", "teh")
+		}
+	}
+	if len(repl) != 1 {
+		b.Fatalf("%d user texts, want 1", len(repl))
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := r.Rewrite(repl); len(out) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}
+
+// TestDocumentBody: the 256k-doc body's texts are encoding/json's, and its document rewritten
+// (more escapes, a control character, non-ASCII text) decodes to the replacement.
+func TestDocumentBody(t *testing.T) {
+	body, err := chatbody.LongDocument256K(chatbody.Corpora())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("/v1/chat/completions", body)
+	if err != nil || len(r.Texts) != 2 {
+		t.Fatalf("%v, %d texts", err, len(r.Texts))
+	}
+	checkTexts(t, body, r)
+	repl := strings.NewReplacer("\n", "\n\n\"\\", "e", "é\x01").Replace(r.Texts[1].Value)
+	var req struct {
+		Messages []struct{ Content string }
+	}
+	if err := json.Unmarshal(r.Rewrite(map[int]string{1: repl}), &req); err != nil || len(req.Messages) != 2 {
+		t.Fatal(err)
+	}
+	if req.Messages[1].Content != repl || req.Messages[0].Content != r.Texts[0].Value {
+		t.Fatal("the rewritten body does not decode to the replacement")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -19,6 +20,21 @@ var fuzzPaths = []string{
 	"/api/embed", "/v1/complete", "/model/m/converse",
 }
 
+// escapeDenseLiterals are literal contents (some invalid) that the scan's
+// and the decoder's vector loops decide on: escapes every few bytes,
+// backslash runs across their 32- and 64-byte blocks, \u and bad escapes,
+// lone surrogates, invalid UTF-8, control characters.
+var escapeDenseLiterals = []string{
+	strings.Repeat(`a line of text, forty-odd bytes long\n`, 8),
+	strings.Repeat("a", 62) + `\\\"` + strings.Repeat("b", 60) + `\\\\` + strings.Repeat("c", 30) + `\n`,
+	strings.Repeat("a", 63) + `\n` + strings.Repeat("b", 31) + `\"` + strings.Repeat(`\\`, 40),
+	strings.Repeat("x", 40) + `\ud800\udc00\ud800 \uD83D\uDE00` + strings.Repeat(`\t`, 30),
+	strings.Repeat("x", 70) + `\q` + strings.Repeat("y", 10),
+	strings.Repeat("x", 70) + "\xff\xed\xa0\x80" + strings.Repeat(`\n`, 30),
+	strings.Repeat("x", 65) + "\x01" + strings.Repeat("y", 65),
+	strings.Repeat("x", 64) + `\`,
+}
+
 // FuzzParse checks, for any bytes: no panic; Parse accepts exactly what json.Valid accepts
 // (nesting aside); every text is a string literal of the body that decodes (by encoding/json) to
 // its Value, at its Path; Rewrite(nil) is the body; rewriting every text with its own value gives
@@ -26,6 +42,9 @@ var fuzzPaths = []string{
 func FuzzParse(f *testing.F) {
 	for _, p := range fuzzPaths {
 		f.Add(p, []byte(`{"messages":[{"role":"user","content":"hi"}],"contents":[{"parts":[{"text":"x"}]}],"input":"i","prompt":"p"}`))
+	}
+	for _, lit := range escapeDenseLiterals {
+		f.Add("/v1/chat/completions", []byte(`{"messages":[{"role":"user","content":"`+lit+`"}]}`))
 	}
 	f.Fuzz(func(t *testing.T, path string, body []byte) {
 		r, err := Parse(path, body)
@@ -99,6 +118,9 @@ func sameTexts(a, b []Text) bool {
 func FuzzRewrite(f *testing.F) {
 	f.Add("/v1/chat/completions", []byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"there"}]}`), uint(0), "new \"text\" \u2028 <&>")
 	f.Add("/v1/messages", []byte(`{"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"a\u00e9"}]}]}`), uint(1), "\xff\x00")
+	for _, lit := range escapeDenseLiterals {
+		f.Add("/v1/chat/completions", []byte(`{"messages":[{"role":"user","content":"`+lit+`"}]}`), uint(0), strings.Repeat("line\n\"q\"\\ \x01", 20))
+	}
 	f.Fuzz(func(t *testing.T, path string, body []byte, which uint, repl string) {
 		r, err := Parse(path, body)
 		if err != nil || len(r.Texts) == 0 {

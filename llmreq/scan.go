@@ -27,7 +27,7 @@ const (
 const flagEscape uint8 = 1
 
 // highBytes, in a string node's b, marks a literal with a byte from 0x80 up: without one, its
-// bytes need no UTF-8 check (the scan learned it on its way, jsonstr.PlainASCII).
+// bytes need no UTF-8 check (the scan learned it on its way, jsonstr.PlainEscapes).
 const highBytes uint32 = 1 << 31
 
 // node is one JSON value in 8 bytes, so even a hostile body of tiny values (16 MiB of "1,")
@@ -316,9 +316,12 @@ func (t *tape) str(b []byte, i int) (int, error) {
 	ascii := true
 	i++
 	for {
-		var a bool
-		i, a = jsonstr.PlainASCII(b, i)
+		var a, e bool
+		i, a, e = jsonstr.PlainEscapes(b, i)
 		ascii = ascii && a
+		if e {
+			flags |= flagEscape
+		}
 		if i >= len(b) {
 			return i, syntaxErr(i, "unexpected end of input in string literal")
 		}

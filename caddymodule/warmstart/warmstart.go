@@ -13,7 +13,9 @@
 //     core runs during the rest of the initialization, so the command
 //     finds engine.Default ready or nearly (unless --rulebook names
 //     another one);
-//   - sets the GC percent to GCPercent.
+//   - sets the GC percent to promptscan.GCPercent already, for the rest
+//     of the initialization too (Caddy's allocates some 9 MB, little
+//     of which stays alive).
 //
 // Starting earlier was measured and dropped: translating the patterns from
 // a package without regexp, initialized in the first milliseconds, gave no
@@ -29,18 +31,10 @@ import (
 	"strings"
 
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/promptscan"
 )
 
 func init() { warm(os.Args) }
-
-// GCPercent is the GC percent of a prompt-scan run: the heap grows to 11
-// times its live size before a collection. The initialization allocates
-// some 9 MB of which little stays alive, compiling the engine 5 MB, and a
-// batch keeps little alive between lines; at the default of 100, and even
-// at 400, a run of a few MB of lines spends some 3 ms of its 55 to 85 ms
-// on a collection that frees little (bench/compare.sh's corpora, 12 to 20
-// interleaved runs each). A run's memory stays a few tens of MB.
-const GCPercent = 1000
 
 // compile is engine.Default, or a test's stand-in.
 var compile = func() { engine.Default() }
@@ -51,7 +45,7 @@ func warm(args []string) bool {
 	if len(args) < 2 || args[1] != "prompt-scan" {
 		return false
 	}
-	debug.SetGCPercent(GCPercent)
+	debug.SetGCPercent(promptscan.GCPercent)
 	if !namesRulebook(args[2:]) {
 		go compile()
 	}

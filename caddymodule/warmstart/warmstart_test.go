@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/promptwall/promptwall/promptscan"
 )
 
 func TestWarmOnlyForPromptScan(t *testing.T) {
@@ -30,7 +32,7 @@ func TestWarmOnlyForPromptScan(t *testing.T) {
 			t.Errorf("%q: warm %v, want %v", tc.args, got, tc.warm)
 		}
 		percent := debug.SetGCPercent(100)
-		if want := map[bool]int{false: 100, true: GCPercent}[tc.warm]; percent != want {
+		if want := map[bool]int{false: 100, true: promptscan.GCPercent}[tc.warm]; percent != want {
 			t.Errorf("%q: GC percent %d, want %d", tc.args, percent, want)
 		}
 		if tc.build {

@@ -1,4 +1,4 @@
-package caddymodule
+package promptscan
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"github.com/promptwall/promptwall/engine"
 )
 
-// BenchmarkJSONL measures `caddy prompt-scan --jsonl` in process over each
+// BenchmarkJSONL measures the command's --jsonl path in process over each
 // published corpus (chatbody.Corpora: PROMPTWALL_CORPORA, else
 // bench/corpora).
 func BenchmarkJSONL(b *testing.B) {

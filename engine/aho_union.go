@@ -1,0 +1,141 @@
+package engine
+
+// The keyword and prefix automata as one, for the views whose keywords
+// and prefixes are both searched: one pass over a long text instead of
+// two. Its literals are the keywords (ids 0 to nkw-1, those of
+// compiled.literals) and then the prefixes that are not keywords; a
+// state's outputs mark keywords at once and are kept as hits for the
+// prefixes, which findCandidates turns into the candidates of the rules
+// then active. On the published rulebook and a 256 KiB document the pass
+// costs what the keyword automaton's alone did (the prefixes mostly share
+// its states), and it reports a prefix hit about every 200 bytes.
+type unionAC struct {
+	ac   *ahoCorasick
+	cols [3]byteCols // per viewKind, as compiled.keywordCols
+	nkw  int32
+	pre  []int32 // literal id -> prefix id (prefixAC's), or -1
+	// hasPre[s]: state s has outputs that are prefixes.
+	hasPre []bool
+}
+
+// newUnionAC returns the automaton of keywords and prefixes, or nil when
+// it does not pay: a prefix of one byte would stop the pass at every
+// occurrence of that byte even for a text no rule can match, and a table
+// too large costs its cache misses.
+func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *unionAC {
+	u := &unionAC{nkw: int32(len(keywords))}
+	lits := append([]string(nil), keywords...)
+	ids := map[string]int{}
+	for i, k := range keywords {
+		ids[k] = i
+	}
+	u.pre = make([]int32, len(keywords), len(keywords)+len(prefixes))
+	for i := range u.pre {
+		u.pre[i] = -1
+	}
+	for p, s := range prefixes {
+		if len(s) < 2 {
+			return nil
+		}
+		id, ok := ids[s]
+		if !ok {
+			id = len(lits)
+			ids[s] = id
+			lits = append(lits, s)
+			u.pre = append(u.pre, -1)
+		}
+		u.pre[id] = int32(p)
+	}
+	classes := columnsOf(c.alphabet, col, lits, &u.cols)
+	ac, err := newAhoCorasick(lits, &u.cols[viewEncoded], c.alphabet.Size, classes)
+	if err != nil || len(ac.delta) > maxUnionTable {
+		return nil
+	}
+	u.ac = ac
+	states := len(ac.delta) / ac.k
+	u.hasPre = make([]bool, states)
+	for s := range states {
+		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+			if u.pre[id] >= 0 {
+				u.hasPre[s] = true
+			}
+		}
+	}
+	return u
+}
+
+// maxUnionTable bounds the union's transitions: beyond some 1 MiB of
+// table the separate passes' smaller tables stay in cache better.
+const maxUnionTable = 1 << 18
+
+// scan marks in seen the keywords that occur in text (which begins at
+// offset in its view, whose bytes col maps to columns) and appends its
+// prefix hits to hits, their ends as positions of the view, in the order
+// ahoCorasick.candidates reports them: one chain's order. later is
+// scratch for the hits of chains 1 to 3.
+func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hits *[]hitAt, later *[3][]hitAt) {
+	ac := u.ac
+	k := uint32(ac.k)
+	nkw := u.nkw
+	// hit marks the keywords of the state at row and tells whether it has
+	// prefixes to keep.
+	hit := func(row uint32) bool {
+		s := row / k
+		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+			if id < nkw {
+				seen[id>>6] |= 1 << (id & 63)
+			}
+		}
+		return u.hasPre[s]
+	}
+	q := ac.walkSpan(len(text))
+	if q == 0 {
+		// One chain, inline: the leetspeak view's windows are short and
+		// many (a text of code has a digit every few lines).
+		delta, out, row := ac.delta, ac.out, uint32(0)
+		for i, b := range text {
+			if row = delta[row+col[b]]; row >= out && hit(row) {
+				*hits = append(*hits, hitAt{row, int32(offset + i + 1)})
+			}
+		}
+		return
+	}
+	for j := range later {
+		later[j] = later[j][:0]
+	}
+	ac.walk(text, col, func(row uint32, end int) {
+		if !hit(row) {
+			return
+		}
+		if end <= q+ac.ov {
+			*hits = append(*hits, hitAt{row, int32(offset + end)})
+		} else {
+			j := min((end-ac.ov-1)/q, 3)
+			later[j-1] = append(later[j-1], hitAt{row, int32(offset + end)})
+		}
+	})
+	for _, l := range later {
+		*hits = append(*hits, l...)
+	}
+}
+
+// candidates appends to cands[r], for every active rule r, the start of
+// each prefix of r's that hits hold (scan), in their order.
+func (u *unionAC) candidates(hits []hitAt, active []bool, prefixRules [][]int32, lens []int32, cands [][]int32) {
+	ac := u.ac
+	k := uint32(ac.k)
+	for _, h := range hits {
+		s := h.row / k
+		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+			p := u.pre[id]
+			if p < 0 {
+				continue
+			}
+			for _, r := range prefixRules[p] {
+				if active[r] {
+					cands[r] = append(cands[r], h.end-lens[p])
+				}
+			}
+		}
+	}
+}
