@@ -20,7 +20,8 @@
 # instead of the prose; PROMPTWALL_CORPORA or bench/corpora; the real
 # shapes of the same corpora: 4k-chat, agent, agent-4k, 256k-chat, and resent, each
 # connection a client resending its own conversation with one more turn
-# each request: see bench/README.md and fwload's documentation), HEADERS
+# each request, and slide, the same kept to 200-201 KiB by dropping its
+# oldest turn each request: see bench/README.md and fwload's documentation), HEADERS
 # (sdk: the headers the openai npm client sends; minimal: Content-Type
 # only), PORT_BASE (19100: uses PORT_BASE..PORT_BASE+3),
 # CADDY=path to time an already built binary. Needs bash and go.

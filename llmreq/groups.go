@@ -38,7 +38,7 @@ func (w *walker) endGroup(g [3]int) {
 func (w *walker) runStep(role string) {
 	joins := w.runOn && role != "" && role == w.runRole
 	if !w.stepped {
-		w.stepped, w.joined = true, joins
+		w.stepped, w.joined, w.stepRole = true, joins, role
 		if w.afterSkip != "" && role == w.afterSkip {
 			w.misread = true // a whole walk joins this message to the run a range left unread
 		}

@@ -58,8 +58,9 @@ type walker struct {
 	msgs                                []message
 	skipped, skippedTexts, skippedPaths int
 	stepped, joined, misread            bool
-	afterSkip                           string
-	short                               int // path bytes pathLimit's cuts to 64 took (appendTextPath)
+	afterSkip, stepRole                 string // stepRole: the role of the element's first run step
+	short                               int    // path bytes pathLimit's cuts to 64 took (appendTextPath)
+	long                                int    // texts whose path is longer than MaxPathLen
 }
 
 // textSpan locates a text's path in paths and its value in values, or in the body when inBody.
@@ -295,6 +296,9 @@ func (w *walker) appendTextPath() {
 	w.paths = appendPath(grow(w.paths, MaxPathLen), w.path, limit)
 	if limit < MaxPathLen && len(w.path) > limit {
 		w.short += pathLen(w.path, MaxPathLen) - (len(w.paths) - mark)
+	}
+	if len(w.path) > MaxPathLen {
+		w.long++ // its cut's length is not its path's less a shorter index's digits
 	}
 }
 

@@ -31,7 +31,8 @@
 // answer to its last question and the next question added (chatbody.Resent,
 // 200 to 312 KiB); a target's conversations go on from its warm-up through
 // its rounds, so the first request of each, all new to the firewall, falls
-// in the warm-up. The request headers are
+// in the warm-up. "slide" is "resent" kept to 200-201 KiB: a
+// sliding-window client, which drops its oldest turn with every request. The request headers are
 // by default the ones the official openai npm client sends (-headers sdk),
 // or only a Content-Type (-headers minimal). Loopback only; every run stops
 // by itself.
@@ -135,9 +136,9 @@ func body(size string) ([]byte, error) {
 			}
 		}
 		return m.Chat(256<<10, 0), nil
-	case "resent":
+	case "resent", "slide":
 		// A sequence: fwload body resent prints its first request.
-		c, err := conversation(0, 1)
+		c, err := conversation(0, 1, resentHigh(size))
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func body(size string) ([]byte, error) {
 	return nil, fmt.Errorf("unknown size %q (%s)", size, sizeNames)
 }
 
-const sizeNames = "4k, 256k, 256k-doc, 4k-chat, agent, agent-4k, 256k-chat or resent"
+const sizeNames = "4k, 256k, 256k-doc, 4k-chat, agent, agent-4k, 256k-chat, resent or slide"
 
 // material is the published corpora's, read once, without the texts the
 // rulebook calls malicious (its false positives in the benign corpora),
@@ -162,17 +163,26 @@ var material = sync.OnceValues(func() (*chatbody.Material, error) {
 
 // Bounds of the resent conversations: they grow from resentLo to
 // resentHi, one turn a request, then are trimmed back (chatbody.Resent).
-const resentLo, resentHi = 200 << 10, 312 << 10
+// "slide" trims back from slideHi: with every request.
+const resentLo, resentHi, slideHi = 200 << 10, 312 << 10, 201 << 10
 
-// conversation returns connection c's conversation (of conns): each starts
-// at its own place in the corpus.
-func conversation(c, conns int) (*chatbody.Conversation, error) {
+// resentHigh is the upper bound of size's conversations.
+func resentHigh(size string) int {
+	if size == "slide" {
+		return slideHi
+	}
+	return resentHi
+}
+
+// conversation returns connection c's conversation (of conns), trimmed
+// when it would pass hi: each starts at its own place in the corpus.
+func conversation(c, conns, hi int) (*chatbody.Conversation, error) {
 	m, err := material()
 	if err != nil {
 		return nil, err
 	}
 	pairs := len(m.Messages) / 2
-	return m.Resent(resentLo, resentHi, uint64(c*pairs/conns)), nil
+	return m.Resent(resentLo, hi, uint64(c*pairs/conns)), nil
 }
 
 // A feed gives a run's connections their requests.
@@ -210,11 +220,11 @@ type resent struct {
 	hdr   http.Header
 }
 
-func newResent(conns int, hdr http.Header) (*resent, error) {
+func newResent(conns, hi int, hdr http.Header) (*resent, error) {
 	r := &resent{convs: make([]*chatbody.Conversation, conns), bufs: make([][]byte, conns), hdr: hdr}
 	for c := range conns {
 		var err error
-		if r.convs[c], err = conversation(c, conns); err != nil {
+		if r.convs[c], err = conversation(c, conns, hi); err != nil {
 			return nil, err
 		}
 	}
@@ -309,10 +319,10 @@ func load(args []string) {
 		// target's last round left it.
 		feeds := make([]feed, len(ts))
 		var b []byte
-		if size == "resent" {
-			fmt.Printf("resent: each connection a client with its own conversation, one turn more each request (no stamps)\n")
+		if size == "resent" || size == "slide" {
+			fmt.Printf("%s: each connection a client with its own conversation, one turn more each request (no stamps)\n", size)
 			for i := range ts {
-				r, err := newResent(*conns, hdr)
+				r, err := newResent(*conns, resentHigh(size), hdr)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(2)
@@ -390,7 +400,7 @@ func load(args []string) {
 				for r := range *rounds {
 					sent, n = sent+results[i][r].bytes+results[0][r].bytes, n+int64(results[i][r].n+results[0][r].n)
 				}
-				fmt.Printf(" (bodies %d-%d KiB, mean %d bytes)\n", resentLo>>10, resentHi>>10, sent/max(n, 1))
+				fmt.Printf(" (bodies %d-%d KiB, mean %d bytes)\n", resentLo>>10, resentHigh(size)>>10, sent/max(n, 1))
 			}
 		}
 	}

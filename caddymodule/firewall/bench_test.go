@@ -83,7 +83,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 // (chatbody.Material, without the texts the rulebook calls malicious, as
 // the load test sends them): "resent" is a conversation resent with one
 // more question and answer each request by one client, the requests of a
-// chat client; "agent" a 256 KiB agent conversation and "4k-chat" a 4 KiB
+// chat client; "slide" the same conversation kept to 200 KiB by dropping
+// its oldest turns with every request; "agent" a 256 KiB agent conversation and "4k-chat" a 4 KiB
 // conversation, each stamped anew in its last question every request.
 // go test -bench Resent -benchmem ./caddymodule/firewall/
 func BenchmarkResent(b *testing.B) {
@@ -107,23 +108,28 @@ func BenchmarkResent(b *testing.B) {
 			b.Fatalf("%v %d %s", err, rec.Code, rec.Body)
 		}
 	}
-	b.Run("resent", func(b *testing.B) {
-		fx := newFixture(b, &Firewall{})
-		conv := m.Resent(200<<10, 312<<10, 0)
-		var body []byte
-		for range 8 { // past the opening request, into the steady state
-			body = conv.Next(body)
-			serve(b, fx, body)
+	resent := func(lo, hi int) func(b *testing.B) {
+		return func(b *testing.B) {
+			fx := newFixture(b, &Firewall{})
+			conv := m.Resent(lo, hi, 0)
+			var body []byte
+			for range 8 { // past the opening request, into the steady state
+				body = conv.Next(body)
+				serve(b, fx, body)
+			}
+			var n int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				body = conv.Next(body)
+				n += int64(len(body))
+				serve(b, fx, body)
+			}
+			b.ReportMetric(float64(n)/float64(b.N), "bytes/op")
 		}
-		var n int64
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			body = conv.Next(body)
-			n += int64(len(body))
-			serve(b, fx, body)
-		}
-		b.ReportMetric(float64(n)/float64(b.N), "bytes/op")
-	})
+	}
+	b.Run("resent", resent(200<<10, 312<<10))
+	// A sliding-window client: its oldest turn dropped with every request.
+	b.Run("slide", resent(200<<10, 201<<10))
 	stamped := func(body []byte) func(b *testing.B) {
 		return func(b *testing.B) {
 			fx := newFixture(b, &Firewall{})

@@ -166,7 +166,10 @@ type Firewall struct {
 	// every 8 of the cache's: by a keyed hash of a body's first bytes, per
 	// client, the runs of messages in them that held no text with a match,
 	// so that a later body that begins with the same bytes (the same
-	// conversation, one turn longer) is not parsed again up to there.
+	// conversation, one turn longer) is not parsed again up to there; and,
+	// one entry for every 256 of the cache's, a client's last body's
+	// messages by keyed hashes, so that a body that dropped its oldest
+	// messages is not parsed again in the ones it kept.
 	SafeCache int `json:"safe_cache,omitempty"`
 
 	// RuleActions sets the action of one rule's matches, by rule id:
@@ -516,12 +519,22 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	var client uint64
 	var res *llmreq.Resume
 	var sums *[]uint64
+	var tr trim
 	if f.cache != nil {
 		client = f.cache.clientKey(r)
 		sums = getSums()
 		defer putSums(sums)
 		*sums = f.resume.prefixes(*sums, client, r.URL.Path, body)
-		res = f.resume.find(*sums, body)
+		// A trimmed history may share a short prefix with an earlier
+		// body (its system message): the trim table is asked unless most
+		// of the body is resumed.
+		if res = f.resume.find(*sums, body); res == nil || res.Bytes() < len(body)/2 {
+			if tr = f.resume.findTrim(client, r.URL.Path, *sums, body); tr.res != nil && (res == nil || tr.res.Bytes() > res.Bytes()) {
+				res = tr.res
+			} else {
+				tr = trim{}
+			}
+		}
 	}
 	req, err := llmreq.ParseResumed(r.URL.Path, body, res)
 	if err != nil {
@@ -538,7 +551,9 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	out.unscanned += form.unscanned
 	out.resumed = req.Skipped()
 	if f.cache != nil && out.refusal == nil {
-		f.resume.keep(*sums, body, req, dirtyTexts(out))
+		dirty := dirtyTexts(out)
+		f.resume.keep(*sums, body, req, dirty)
+		f.resume.keepTrim(client, r.URL.Path, *sums, body, req, dirty, tr)
 	}
 	hs := f.hosts.of(r)
 	f.metrics.observeScan(phaseRequest, hs, time.Since(start), out)

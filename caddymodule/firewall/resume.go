@@ -39,6 +39,7 @@ import (
 // last message (a turn added), one for the others (turns edited or
 // regenerated).
 type resumeTable struct {
+	trims *trimTable // trim.go
 	seed  maphash.Seed
 	mask  uint64
 	slots []resumeSlot
@@ -82,7 +83,8 @@ const resumePlaces = 6
 // of two.
 func newResumeTable(entries int) *resumeTable {
 	n := 1 << bits.Len(uint(max(entries, 1)-1))
-	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n)}
+	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n),
+		trims: newTrimTable(max(entries*resumeShare/trimShare, 1))}
 }
 
 // prefixes appends to dst[:0] the hashes of body's first k*resumeBlock
@@ -126,16 +128,22 @@ func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
 // the texts that must be read again (their indices in req.Texts: see
 // dirtyTexts).
 func (t *resumeTable) keep(sums []uint64, body []byte, req *llmreq.Request, dirty []int) {
+	// The places past the first block (before it: a small body, cheap to
+	// read), with their way.
+	var placeBuf [resumePlaces + 1]int
+	var wayBuf [resumePlaces + 1]uint64
+	places, ways := placeBuf[:0], wayBuf[:0]
 	for i, at := range req.Boundaries(resumePlaces) {
-		k := at / resumeBlock
-		if k == 0 || k > len(sums) {
-			continue // within the first block: a small body, cheap to read
+		if k := at / resumeBlock; k > 0 && k <= len(sums) {
+			places, ways = append(places, at), append(ways, uint64(min(i, 1)))
 		}
-		res := req.ResumeAt(at, dirty)
+	}
+	var resBuf [resumePlaces + 1]*llmreq.Resume
+	for i, res := range req.ResumesAt(resBuf[:0], places, dirty) {
 		if res == nil {
 			continue
 		}
-		way := uint64(min(i, 1))
+		at, k, way := places[i], places[i]/resumeBlock, ways[i]
 		s := resumeSlot{key: sums[k-1] ^ way, tail: t.tailSum(sums[k-1], body, k, at), at: at, res: res}
 		slot, mu := t.slot(s.key)
 		mu.Lock()
