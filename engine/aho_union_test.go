@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/promptwall/promptwall/bench/chatbody"
-	"github.com/promptwall/promptwall/rulebook"
 )
 
 // TestUnionMatchesSeparate checks that one pass of the union automaton
@@ -166,21 +164,7 @@ func FuzzUnion(f *testing.F) {
 		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
 			return
 		}
-		doc, err := json.Marshal(map[string]any{
-			"rules_id": "fuzz", "version": "1", "categories": map[string]string{"c": "c"},
-			"rules": []map[string]string{
-				{"id": "F-1", "category": "c", "severity": "suspicious", "pattern": p1, "flags": "i"},
-				{"id": "F-2", "category": "c", "severity": "malicious", "pattern": p2, "flags": "gi"},
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb, err := rulebook.Parse(doc)
-		if err != nil {
-			return // not a pattern
-		}
-		e, err := New(rb)
+		e, err := twoRuleEngine(t, p1, p2)
 		if err != nil || e.c.union == nil {
 			return
 		}

@@ -132,23 +132,9 @@ func FuzzCustomRulebook(f *testing.F) {
 		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
 			return
 		}
-		doc, err := json.Marshal(map[string]any{
-			"rules_id": "fuzz", "version": "1", "categories": map[string]string{"c": "c"},
-			"rules": []map[string]string{
-				{"id": "F-1", "category": "c", "severity": "suspicious", "pattern": p1, "flags": "i"},
-				{"id": "F-2", "category": "c", "severity": "malicious", "pattern": p2, "flags": "gi"},
-			},
-		})
+		e, err := twoRuleEngine(t, p1, p2)
 		if err != nil {
-			t.Fatal(err)
-		}
-		rb, err := rulebook.Parse(doc)
-		if err != nil {
-			return // not a pattern
-		}
-		e, err := New(rb)
-		if err != nil {
-			return // too many words to index, say
+			return // not a pattern, or too many words to index
 		}
 		checkAutomatonRows(t, e.c)
 		r := e.Scan(text)
@@ -162,4 +148,24 @@ func FuzzCustomRulebook(f *testing.F) {
 			t.Fatalf("safe text changed: %q -> %q", text, r.Sanitized)
 		}
 	})
+}
+
+// twoRuleEngine compiles the fuzzers' rulebook of two patterns, p1 suspicious and p2
+// malicious; an error means p1 or p2 is not a pattern the rulebook takes, or New refused it.
+func twoRuleEngine(t *testing.T, p1, p2 string) (*Engine, error) {
+	doc, err := json.Marshal(map[string]any{
+		"rules_id": "fuzz", "version": "1", "categories": map[string]string{"c": "c"},
+		"rules": []map[string]string{
+			{"id": "F-1", "category": "c", "severity": "suspicious", "pattern": p1, "flags": "i"},
+			{"id": "F-2", "category": "c", "severity": "malicious", "pattern": p2, "flags": "gi"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := rulebook.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return New(rb)
 }
