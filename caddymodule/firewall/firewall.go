@@ -525,16 +525,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		sums = getSums()
 		defer putSums(sums)
 		*sums = f.resume.prefixes(*sums, client, r.URL.Path, body)
-		// A trimmed history may share a short prefix with an earlier
-		// body (its system message): the trim table is asked unless most
-		// of the body is resumed.
-		if res = f.resume.find(*sums, body); res == nil || res.Bytes() < len(body)/2 {
-			if tr = f.resume.findTrim(client, r.URL.Path, *sums, body); tr.res != nil && (res == nil || tr.res.Bytes() > res.Bytes()) {
-				res = tr.res
-			} else {
-				tr = trim{}
-			}
-		}
+		res, tr = f.resume.lookup(client, r.URL.Path, *sums, body)
 	}
 	req, err := llmreq.ParseResumed(r.URL.Path, body, res)
 	if err != nil {
@@ -551,9 +542,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	out.unscanned += form.unscanned
 	out.resumed = req.Skipped()
 	if f.cache != nil && out.refusal == nil {
-		dirty := dirtyTexts(out)
-		f.resume.keep(*sums, body, req, dirty)
-		f.resume.keepTrim(client, r.URL.Path, *sums, body, req, dirty, tr)
+		f.resume.remember(client, r.URL.Path, *sums, body, req, dirtyTexts(out), tr)
 	}
 	hs := f.hosts.of(r)
 	f.metrics.observeScan(phaseRequest, hs, time.Since(start), out)

@@ -105,6 +105,31 @@ func (t *resumeTable) tailSum(sum uint64, body []byte, k, at int) uint64 {
 	return maphash.Comparable(t.seed, [2]uint64{sum, maphash.Bytes(t.seed, body[k*resumeBlock:at])})
 }
 
+// lookup returns the Resume of body, whose prefix hashes are sums, sent
+// by client to urlPath: the resume table's, or the trim table's when it
+// leaves more unread (tr: how the body is the client's last, trimmed). A
+// trimmed history may share a short prefix with an earlier body (its
+// system message), so the trim table is asked unless most of the body
+// is resumed.
+func (t *resumeTable) lookup(client uint64, urlPath string, sums []uint64, body []byte) (res *llmreq.Resume, tr trim) {
+	if res = t.find(sums, body); res != nil && res.Bytes() >= len(body)/2 {
+		return res, trim{}
+	}
+	if tr = t.findTrim(client, urlPath, sums, body); tr.res != nil && (res == nil || tr.res.Bytes() > res.Bytes()) {
+		return tr.res, tr
+	}
+	return res, trim{}
+}
+
+// remember records req's body for later bodies of client's to urlPath:
+// the Resumes at its boundaries (keep) and the client's last body
+// (keepTrim); dirty are the texts that must be read again (dirtyTexts),
+// tr what lookup found.
+func (t *resumeTable) remember(client uint64, urlPath string, sums []uint64, body []byte, req *llmreq.Request, dirty []int, tr trim) {
+	t.keep(sums, body, req, dirty)
+	t.keepTrim(client, urlPath, sums, body, req, dirty, tr)
+}
+
 // find returns the Resume of body, whose prefix hashes are sums, for the
 // longest prefix that has one.
 func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
