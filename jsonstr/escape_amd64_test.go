@@ -20,15 +20,7 @@ func TestEscapeKernels(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(17, 18))
 	for n := 0; n < 20000; n++ {
-		b := make([]byte, rng.IntN(300))
-		run := 1 + rng.IntN(60)
-		for i := range b {
-			if rng.IntN(run) == 0 {
-				b[i] = escapeDense[rng.IntN(len(escapeDense))]
-			} else {
-				b[i] = 'a' + byte(rng.IntN(26))
-			}
-		}
+		b := denseString(rng, rng.IntN(300), 1+rng.IntN(60))
 		checkScanKernel(t, b)
 		checkUnquoteKernel(t, b)
 		checkAppendKernel(t, b, rng.IntN(2) == 0)

@@ -41,6 +41,20 @@ func unquoteRef(t testing.TB, s []byte) []byte {
 // backslash, controls, quotes, high bytes.
 var escapeDense = []byte{'\\', '\\', '\\', '"', 'n', 't', '/', 'u', 'q', 'b', 'r', 'f', 0x00, 0x0A, 0x1F, 0x20, 0x7F, 0x80, 0xE2, 0xFF, '<', '&', 'a'}
 
+// denseString returns n random bytes: one in every run (on average) of
+// escapeDense, the others lowercase letters.
+func denseString(rng *rand.Rand, n, run int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		if rng.IntN(run) == 0 {
+			b[i] = escapeDense[rng.IntN(len(escapeDense))]
+		} else {
+			b[i] = 'a' + byte(rng.IntN(26))
+		}
+	}
+	return b
+}
+
 // checkEscapes compares PlainEscapes with plainEscapesRef from every start
 // of b, and Unquote and Append with encoding/json on b's valid literal
 // contents.
@@ -115,15 +129,7 @@ func TestEscapesEverywhere(t *testing.T) {
 func TestEscapesRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for n := 0; n < 3000; n++ {
-		b := make([]byte, rng.IntN(400))
-		run := 1 + rng.IntN(100)
-		for i := range b {
-			if rng.IntN(run) == 0 {
-				b[i] = escapeDense[rng.IntN(len(escapeDense))]
-			} else {
-				b[i] = 'a' + byte(rng.IntN(26))
-			}
-		}
+		b := denseString(rng, rng.IntN(400), 1+rng.IntN(100))
 		checkEscapes(t, b)
 	}
 }
@@ -151,14 +157,7 @@ func TestAppendLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, density := range []int{1, 2, 8, 48, 1000} {
 		for n := 0; n < 30; n++ {
-			b := make([]byte, rng.IntN(5000))
-			for i := range b {
-				if rng.IntN(density) == 0 {
-					b[i] = escapeDense[rng.IntN(len(escapeDense))]
-				} else {
-					b[i] = 'a' + byte(rng.IntN(26))
-				}
-			}
+			b := denseString(rng, rng.IntN(5000), density)
 			checkAppend(t, string(b))
 			lit := Append(nil, b, false)
 			if got, want := Unquote(nil, lit[1:len(lit)-1]), Unquote(nil, Append(nil, string(b), true)[1:]); string(got) != string(want[:len(want)-1]) {
