@@ -107,12 +107,11 @@ func (t *resumeTable) headSum(client uint64, urlPath string, sums []uint64, body
 }
 
 // trim is how a body was found to be an earlier one, trimmed: its bytes
-// before head are the earlier body's, and so are those from from to to,
+// before from are the earlier body's, and so are those from from to to,
 // shift bytes later in the earlier body. The zero trim found nothing.
 type trim struct {
 	res      *llmreq.Resume
 	prev     *trimEntry
-	head     int
 	from, to int
 	shift    int
 }
@@ -147,7 +146,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 				n = to
 			}
 			if res := h.Trimmed(a, b, n); res != nil {
-				return trim{res: res, prev: e, head: fa, from: fa, to: n - shift, shift: shift}
+				return trim{res: res, prev: e, from: fa, to: n - shift, shift: shift}
 			}
 		}
 	}
@@ -169,7 +168,7 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 		prev = t.trims.entry(key)
 	}
 	// same: the body's bytes before it are prev's.
-	same := tr.head
+	same := tr.from
 	if prev != nil {
 		k := 0
 		for k < len(sums) && k < len(prev.sums) && sums[k] == prev.sums[k] {
