@@ -16,7 +16,19 @@ type Literals struct {
 	// MaxLen is the longest match in units, or -1 when unbounded (or when
 	// the pattern looks at the end of the text, which a window would move).
 	MaxLen int
+	// Gate: when HasGate, every match reaches one of GateLits from its
+	// start across bytes of GateRun alone (RH-2's "\n", then white space,
+	// then "system", "assistant" or "developer"). A start is worth trying
+	// only where such a run leads from it to one of them, which in a text
+	// of code is a few of its thousands of newlines.
+	GateLits []string
+	GateRun  []byte
+	HasGate  bool
 }
+
+// minGateLen is the shortest gate literal worth finding: shorter ones
+// occur about as often as the starts they would rule out.
+const minGateLen = 3
 
 const (
 	maxExact    = 64 // strings in a finite set before it is given up
@@ -39,6 +51,15 @@ func (a *Alphabet) Analyze(p *Pattern) Literals {
 		}
 	}
 	l.MaxLen = maxLen(p.Root)
+	var run [128]bool
+	if lits, ok := la.gate(p.Root, &run); ok {
+		l.GateLits, l.HasGate = lits, true
+		for b, in := range run {
+			if in {
+				l.GateRun = append(l.GateRun, byte(b))
+			}
+		}
+	}
 	// Keep the most selective conjuncts: long strings are rare in text,
 	// short ones ("the", ":", "<") are everywhere and only cost time. A
 	// conjunct whose shortest string is under 4 bytes is kept only when
@@ -235,6 +256,78 @@ func (la litAnalyzer) prefixes(n *Node) (set []string, atStart, ok bool) {
 		return e, false, true
 	}
 	return nil, false, false
+}
+
+// gate returns the literals that every match of n reaches from its start
+// across bytes it adds to run: in a sequence, the first parts that can
+// only match one of a few strings of minGateLen bytes or more, after parts
+// that match runs of single bytes (and assertions, which match none). An
+// alternation's literals and runs are its branches' together.
+func (la litAnalyzer) gate(n *Node, run *[128]bool) (lits []string, ok bool) {
+	switch n.Op {
+	case OpGroup:
+		return la.gate(n.Subs[0], run)
+	case OpAlternate:
+		for _, s := range n.Subs {
+			l, ok := la.gate(s, run)
+			if !ok {
+				return nil, false
+			}
+			lits = union(lits, l)
+		}
+		return lits, len(lits) <= maxExact
+	case OpConcat:
+		for i, s := range n.Subs {
+			if e := la.exactFrom(n.Subs[i:]); minLen(e) >= minGateLen {
+				return e, true // all of them: trim's "contains" is not "begins"
+			}
+			if !la.bytesOf(s, run) {
+				return nil, false
+			}
+		}
+	}
+	return nil, false
+}
+
+// exactFrom returns the strings the longest run of subs from the first
+// with a finite set of strings can match, one after the other: a literal
+// is a sequence of single-character parts.
+func (la litAnalyzer) exactFrom(subs []*Node) []string {
+	acc := []string{""}
+	for _, s := range subs {
+		e := la.exact(s)
+		if e == nil {
+			break
+		}
+		next := cross(acc, e)
+		if next == nil {
+			break
+		}
+		acc = next
+	}
+	return acc
+}
+
+// bytesOf adds to run every byte n can match, and reports whether n
+// matches only runs of single bytes (any number of them, or none).
+func (la litAnalyzer) bytesOf(n *Node, run *[128]bool) bool {
+	switch n.Op {
+	case OpSet:
+		for _, b := range la.a.Bytes(n.Set) {
+			run[b] = true
+		}
+		return true
+	case OpBegin, OpEnd, OpWordBoundary, OpNoWordBoundary, OpEmpty:
+		return true
+	case OpGroup, OpRepeat, OpConcat, OpAlternate:
+		for _, s := range n.Subs {
+			if !la.bytesOf(s, run) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // look-arounds and back-references
 }
 
 // maxLen is the longest match of n in units, or -1 when unbounded (or
