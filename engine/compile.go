@@ -56,6 +56,9 @@ type rule struct {
 	// bytePrefixes are the prefixes of one byte, which the prefix
 	// automaton leaves out (findCandidates finds them with memchr).
 	bytePrefixes [][]byte
+	// gate, when not nil, finds the candidates from the literals the
+	// matches reach instead (gate.go).
+	gate *gate
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -95,7 +98,9 @@ type compiled struct {
 	union *unionAC
 }
 
-func compile(rb *rulebook.Rulebook) (*compiled, error) {
+// compile compiles rb; gates false leaves every rule without a gate, for
+// the tests that hold the gates to the candidates without them.
+func compile(rb *rulebook.Rulebook, gates bool) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
 	tr := rb.Translation()
 	if len(tr.Patterns) != len(rb.Rules) {
@@ -138,6 +143,11 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 				c.asciiLeet[u] = alpha.Byte[leetTo[u]]
 			}
 		}
+		for i := range c.rules {
+			if r := &c.rules[i]; gates && r.fast {
+				r.gate = c.gateOf(r, &tr.Patterns[i].Literals)
+			}
+		}
 		var col byteCols
 		for b := 0; b < 128; b++ {
 			col[b] = uint32(alpha.Column(byte(b)))
@@ -148,41 +158,19 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 			return nil, err
 		}
 		c.literals = litList
-		ids := map[string]int{}
-		var prefixes []string
-		for i := range c.rules {
-			r := &c.rules[i]
-			// A rule's prefixes of one byte are found with memchr, not by
-			// the automaton: a text of code has a newline or '<' every few
-			// dozen bytes, and the automaton's chains stopped at each. A
-			// rule with many (a class of letters) keeps them in the
-			// automaton, one pass for all of them.
-			oneByte := 0
-			for _, p := range r.prefixes {
-				if len(p) == 1 {
-					oneByte++
-				}
-			}
-			for _, p := range r.prefixes {
-				if len(p) == 1 && oneByte <= maxBytePrefixes {
-					r.bytePrefixes = append(r.bytePrefixes, p)
-					continue
-				}
-				id, ok := ids[string(p)]
-				if !ok {
-					id = len(prefixes)
-					ids[string(p)] = id
-					prefixes = append(prefixes, string(p))
-					c.prefixLens = append(c.prefixLens, int32(len(p)))
-					c.prefixRules = append(c.prefixRules, nil)
-				}
-				c.prefixRules[id] = append(c.prefixRules[id], int32(i))
-			}
-		}
-		if c.prefixAC, err = newAhoCorasick(prefixes, &col, alpha.Size, nil); err != nil {
+		if err := c.prefixAutomata(&col); err != nil {
 			return nil, err
 		}
-		c.union = c.newUnionAC(litList, prefixes, &col)
+		if c.union == nil && c.gated() {
+			// A gate's literals are found by the union automaton's pass,
+			// which the rulebook does not have: the prefixes, as they are.
+			for i := range c.rules {
+				c.rules[i].gate = nil
+			}
+			if err := c.prefixAutomata(&col); err != nil {
+				return nil, err
+			}
+		}
 	}
 	c.asciiNib = nibbleTablesOf(&c.ascii)
 	c.viewTabs = [3]*[256]byte{&identity, &c.ascii, &c.asciiLeet}
@@ -248,6 +236,71 @@ func compile(rb *rulebook.Rulebook) (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// gated reports whether a rule has a gate.
+func (c *compiled) gated() bool {
+	for i := range c.rules {
+		if c.rules[i].gate != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// prefixAutomata builds the prefix automaton and the union automaton from
+// the rules' prefixes, or their gates' literals (col: the alphabet's
+// columns).
+func (c *compiled) prefixAutomata(col *byteCols) error {
+	ids := map[string]int{}
+	var prefixes []string
+	c.prefixLens, c.prefixRules = nil, nil
+	add := func(p []byte, i int) {
+		id, ok := ids[string(p)]
+		if !ok {
+			id = len(prefixes)
+			ids[string(p)] = id
+			prefixes = append(prefixes, string(p))
+			c.prefixLens = append(c.prefixLens, int32(len(p)))
+			c.prefixRules = append(c.prefixRules, nil)
+		}
+		c.prefixRules[id] = append(c.prefixRules[id], int32(i))
+	}
+	for i := range c.rules {
+		r := &c.rules[i]
+		// A rule's prefixes of one byte are found with memchr, not by
+		// the automaton: a text of code has a newline or '<' every few
+		// dozen bytes, and the automaton's chains stopped at each. A
+		// rule with many (a class of letters) keeps them in the
+		// automaton, one pass for all of them. A gated rule's go to
+		// memchr when the union automaton's pass has not found its
+		// gate's literals.
+		oneByte := 0
+		for _, p := range r.prefixes {
+			if len(p) == 1 {
+				oneByte++
+			}
+		}
+		r.bytePrefixes = nil
+		for _, p := range r.prefixes {
+			if len(p) == 1 && oneByte <= maxBytePrefixes {
+				r.bytePrefixes = append(r.bytePrefixes, p)
+			} else if r.gate == nil {
+				add(p, i)
+			}
+		}
+		if r.gate != nil {
+			for _, l := range r.gate.lits {
+				add(l, i)
+			}
+		}
+	}
+	var err error
+	if c.prefixAC, err = newAhoCorasick(prefixes, col, c.alphabet.Size, nil); err != nil {
+		return err
+	}
+	c.union = c.newUnionAC(c.literals, prefixes, col)
+	return nil
 }
 
 // mayOccur reports whether a prefix of r can occur in a view whose units

@@ -28,6 +28,9 @@ type matcher struct {
 	full, near []bool
 	nkept      []int // for a rule near: how many of cands are the kept ones
 	merged     []int32
+	gated      []bool          // findCandidates: which rules' gates it uses
+	walk       []bool          // and which rules' hits of the automata it takes
+	starts     []int32         // gateStarts' scratch
 	later      [3][]hitAt      // candidates' scratch
 	tries      [][]anchoredTry // per rule, for keepTries
 	runes      []rune
@@ -46,6 +49,8 @@ func (c *compiled) newMatcher() *matcher {
 		kept:   make([]bool, len(c.rules)),
 		full:   make([]bool, len(c.rules)),
 		near:   make([]bool, len(c.rules)),
+		gated:  make([]bool, len(c.rules)),
+		walk:   make([]bool, len(c.rules)),
 		nkept:  make([]int, len(c.rules)),
 		dfas:   make([]*dfaCache, 2*len(c.rules)),
 		tries:  make([][]anchoredTry, len(c.rules)),
@@ -248,7 +253,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 	prefixes, walked, near := 0, 0, false
 	for i := range c.rules {
 		r := &c.rules[i]
-		m.full[i], m.near[i] = false, false
+		m.full[i], m.near[i], m.gated[i], m.walk[i] = false, false, false, false
 		if !m.active[i] || !r.hasPrefix {
 			continue
 		}
@@ -258,9 +263,16 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			continue
 		}
 		m.full[i] = true
+		m.cands[i] = m.cands[i][:0]
+		if r.gate != nil && m.unionHits && !leet {
+			// The union automaton's pass found the gate's literals.
+			m.gated[i], m.walk[i] = true, true
+			walked += len(r.gate.lits)
+			continue
+		}
+		m.walk[i] = r.gate == nil // else the automata hold its literals
 		prefixes += len(r.prefixes)
 		walked += len(r.prefixes) - len(r.bytePrefixes)
-		m.cands[i] = m.cands[i][:0]
 		if r.atStart {
 			m.cands[i] = append(m.cands[i], 0)
 		}
@@ -291,21 +303,28 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			}
 		}
 	}
-	// Found one by one with memchr: every prefix when there are a few (a
-	// pass of the automaton costs more), else those of one byte, which the
-	// automaton leaves out. Each prefix's starts are in order, and are
-	// merged into the rest.
-	oneByOne := prefixes <= 4
+	// The whole view's prefix hits come with the union automaton's pass.
+	// Without it, a few prefixes are found one by one with memchr (a pass
+	// of the prefix automaton costs more), and those of one byte, which
+	// the automata leave out, always. Each prefix's starts are in order,
+	// and are merged into the rest.
+	oneByOne := false
 	switch {
-	case oneByOne || walked == 0:
-	case m.unionHits && !leet: // the whole view's hits
-		c.union.candidates(m.uhits, m.full, c.prefixRules, c.prefixLens, m.cands)
+	case walked == 0:
+	case m.unionHits && !leet:
+		c.union.candidates(m.uhits, m.walk, c.prefixRules, c.prefixLens, m.cands)
+	case prefixes <= 4:
+		oneByOne = true
 	default:
-		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.full, c.prefixRules, c.prefixLens, m.cands, &m.later)
+		c.prefixAC.candidates(v.src, 0, &c.prefixCols[v.kind], m.walk, c.prefixRules, c.prefixLens, m.cands, &m.later)
 	}
+	tab := c.viewTabs[v.kind]
 	for i := range c.rules {
 		r := &c.rules[i]
 		switch {
+		case m.gated[i]:
+			m.cands[i] = sortCandidates(m.cands[i])
+			m.gateStarts(r.gate, i, 0, v.src, tab)
 		case m.full[i]:
 			m.cands[i] = sortCandidates(m.cands[i])
 			memchr := r.bytePrefixes
@@ -323,9 +342,19 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 			n := m.nkept[i]
 			added := sortCandidates(m.cands[i][n:])
 			m.cands[i] = m.cands[i][:n+len(added)]
+			if r.gate != nil {
+				m.gateStarts(r.gate, i, n, v.src, tab) // its literals' hits
+			}
 			m.mergeTail(i, n)
 		}
 	}
+}
+
+// gateStarts replaces rule i's candidates from n on, the hits of its
+// gate's literals in order, by the starts they lead back to.
+func (m *matcher) gateStarts(g *gate, i, n int, src []byte, tab *[256]byte) {
+	m.starts = g.starts(m.starts[:0], m.cands[i][n:], src, tab)
+	m.cands[i] = append(m.cands[i][:n], m.starts...)
 }
 
 // sortCandidates sorts starts and drops repeats. Hits arrive by end, so

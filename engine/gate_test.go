@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/promptwall/promptwall/bench/chatbody"
+)
+
+// TestGateStarts holds gate.starts to its definition on random texts and
+// hits: a start is a prefix byte (or 0, with atStart) from which a run of
+// run bytes reaches a hit.
+func TestGateStarts(t *testing.T) {
+	var g gate
+	for _, b := range " \t\n" {
+		g.run[b] = true
+	}
+	g.start['\n'] = true
+	rng := rand.New(rand.NewPCG(7, 8))
+	for k := range 20000 {
+		g.atStart = k%2 == 0
+		src := make([]byte, rng.IntN(24))
+		for i := range src {
+			src[i] = " \n\txs"[rng.IntN(5)]
+		}
+		var hits []int32
+		for p := range src {
+			if rng.IntN(4) == 0 {
+				hits = append(hits, int32(p))
+				if rng.IntN(8) == 0 {
+					hits = append(hits, int32(p)) // a repeat
+				}
+			}
+		}
+		// A prefix byte comes before its literal; at 0, with atStart, a
+		// literal may begin the text.
+		var want []int32
+		for p := range src {
+			for _, h := range hits {
+				reaches := int(h) >= p && !strings.ContainsFunc(string(src[p:h]), func(r rune) bool { return !g.run[r] })
+				if reaches && (g.start[src[p]] && int(h) > p || p == 0 && g.atStart) {
+					want = append(want, int32(p))
+					break
+				}
+			}
+		}
+		dst := []int32{-1} // starts appends
+		got := g.starts(dst, hits, src, &identity)
+		if got[0] != -1 || !slices.Equal(got[1:], want) {
+			t.Fatalf("%q, hits %v, at start %v: starts %v, want %v", src, hits, g.atStart, got[1:], want)
+		}
+	}
+}
+
+// withoutGates returns an engine of e's rulebook whose rules have no
+// gates: their candidates are every occurrence of their prefixes.
+func withoutGates(t testing.TB, e *Engine) *Engine {
+	c, err := compile(e.rb, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep := &Engine{rb: e.rb, c: c}
+	sep.pool.New = func() any { return &scanState{m: c.newMatcher()} }
+	return sep
+}
+
+// TestGatesScanAlike scans the published corpora, long documents of them,
+// and conformance vectors joined by white space and newlines (with some
+// letters turned to leetspeak, so that a literal appears in the leetspeak
+// view only) with and without the gates: the results are the same. RH-1,
+// RH-2 and TC-1 have gates, and RH-2 matches often enough to tell.
+func TestGatesScanAlike(t *testing.T) {
+	e := Default()
+	for _, id := range []string{"RH-1", "RH-2", "TC-1"} {
+		if e.c.rules[e.ruleIndex(id)].gate == nil {
+			t.Fatalf("%s has no gate", id)
+		}
+	}
+	plain := withoutGates(t, e)
+	var all [][]byte
+	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
+		texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, texts...)
+		if name == "chat_bodies_benign.jsonl" {
+			all = append(all, []byte(chatbody.Document(texts, 256<<10, true)), []byte(chatbody.Document(texts, 256<<10, false)))
+		}
+	}
+	vs := loadVectors(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), " ", "\t\n", "<", "[ ", "\n\u00a0 "}
+	for range 3000 {
+		var b []byte
+		for range 1 + rng.IntN(6) {
+			b = append(b, gaps[rng.IntN(len(gaps))]...)
+			b = append(b, vs[rng.IntN(len(vs))].input(t)...)
+		}
+		for i, c := range b {
+			if k := strings.IndexByte("oieastasOIEAST", c); k >= 0 && rng.IntN(6) == 0 {
+				b[i] = "013457@$013457"[k]
+			}
+		}
+		all = append(all, b)
+	}
+	rh2 := 0
+	for _, text := range all {
+		got, want := e.Scan(text), plain.Scan(text)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%.120q: gated %+v, without %+v", text, got.Matches, want.Matches)
+		}
+		if slices.ContainsFunc(got.Matches, func(m Match) bool { return m.Rule == "RH-2" }) {
+			rh2++
+		}
+	}
+	if rh2 < 100 {
+		t.Fatalf("RH-2 matched %d texts", rh2)
+	}
+}
+
+// FuzzGate: for any rulebook of two patterns and any text, the scan with
+// gates is the scan without them.
+func FuzzGate(f *testing.F) {
+	f.Add(`(^|\n)\s*(system|assistant)\s*:`, `<\s*\/?\s*(system|dev)\s*>|<<\s*SYS\s*>>`, []byte("x\n  system:\n\n 5y5tem :<< sys>> < /dev>\nassistant"))
+	f.Add(`\n[^.]*secret`, `(^|[<\[])\s*(tool|fn)_?call`, []byte("a\nb secret. \n s3cret [ tool_call <fncall"))
+	f.Add(`(^|\n)(\s|ab)*system`, `^\s*(?:x|y)tem`, []byte("\nabab system\n  ytem xtem"))
+	f.Fuzz(func(t *testing.T, p1, p2 string, text []byte) {
+		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
+			return
+		}
+		e, err := twoRuleEngine(t, p1, p2)
+		if err != nil {
+			return
+		}
+		if got, want := e.Scan(text), withoutGates(t, e).Scan(text); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: gated %+v, without %+v", text, got.Matches, want.Matches)
+		}
+	})
+}
