@@ -61,7 +61,10 @@ const (
 	trimShare   = 256      // safe-text cache entries per client entry
 	trimStale   = 8        // a body 1/8 new since its client's entry replaces it
 	trimMinBody = 16 << 10 // smaller bodies are cheap to read whole: not recorded
-	trimMaxBody = 4 << 20  // larger bodies are not recorded
+	// trimMinMessages is the shortest message list recorded: a head, a
+	// message dropped, one kept.
+	trimMinMessages = 3
+	trimMaxBody     = 4 << 20 // larger bodies are not recorded
 )
 
 func newTrimTable(entries int) *trimTable {
@@ -181,8 +184,11 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 			return
 		}
 	}
+	// A list of two keeps nothing a trim could resume but its second
+	// message, and a body of two is mostly a long document, which each
+	// request would hash again for nothing (25 µs in 256 KiB).
 	h := req.History(dirty)
-	if h == nil || h.Len() < 2 {
+	if h == nil || h.Len() < trimMinMessages {
 		return
 	}
 	e := &trimEntry{key: key, hist: h, sums: append([]uint64(nil), sums...), msgs: make([]trimHashes, h.Len())}

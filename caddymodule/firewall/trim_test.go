@@ -2,10 +2,12 @@ package firewall
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -338,5 +340,32 @@ func TestTrimLongSystem(t *testing.T) {
 	differential(t, "trimmed", on, off, body, "a")
 	if got := resumedBytes(t, on) - before; got < float64(len(body)/2) {
 		t.Fatalf("%v of %d bytes resumed", got, len(body))
+	}
+}
+
+// TestTrimShortListsNotRecorded: a long body of two messages (a system
+// message and a document) gets no trim entry, which every new document
+// would hash again; one of three does.
+func TestTrimShortListsNotRecorded(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	doc, err := json.Marshal(chatbody.Prose(20<<10, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		msgs   string
+		record bool
+	}{
+		{`{"role":"system","content":"Be brief."},{"role":"user","content":` + string(doc) + `}`, false},
+		{`{"role":"system","content":"Be brief."},{"role":"user","content":` + string(doc) + `},{"role":"assistant","content":"Done."}`, true},
+	} {
+		req := post("/v1/chat/completions", `{"model":"m","messages":[`+tc.msgs+`]}`)
+		req.Header.Set("Authorization", "Bearer short-"+strconv.FormatBool(tc.record))
+		client := fx.fw.cache.clientKey(req)
+		fx.do(t, req)
+		tab := fx.fw.resume
+		if got := tab.trims.entry(tab.trimKey(client, "/v1/chat/completions")) != nil; got != tc.record {
+			t.Errorf("%d bytes: recorded %v, want %v", len(tc.msgs), got, tc.record)
+		}
 	}
 }
