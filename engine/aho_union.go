@@ -64,6 +64,13 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 	return u
 }
 
+// keptHits is where the union automaton's pass keeps the hits of the
+// keywords track marks (near.go).
+type keptHits struct {
+	track []bool
+	hits  *[]litHit
+}
+
 // maxUnionTable bounds the union's transitions: beyond some 1 MiB of
 // table the separate passes' smaller tables stay in cache better.
 const maxUnionTable = 1 << 18
@@ -73,17 +80,20 @@ const maxUnionTable = 1 << 18
 // prefix hits to hits, their ends as positions of the view, in the order
 // ahoCorasick.candidates reports them: one chain's order. later is
 // scratch for the hits of chains 1 to 3.
-func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hits *[]hitAt, later *[3][]hitAt) {
+func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hits *[]hitAt, later *[3][]hitAt, kw keptHits) {
 	ac := u.ac
 	k := uint32(ac.k)
 	nkw := u.nkw
-	// hit marks the keywords of the state at row and tells whether it has
-	// prefixes to keep.
-	hit := func(row uint32) bool {
+	// hit marks the keywords of the state at row, keeps the hits of those
+	// kw tracks, and tells whether the state has prefixes to keep.
+	hit := func(row uint32, end int) bool {
 		s := row / k
 		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
 			if id < nkw {
 				seen[id>>6] |= 1 << (id & 63)
+				if kw.track[id] {
+					*kw.hits = append(*kw.hits, litHit{id, int32(offset + end)})
+				}
 			}
 		}
 		return u.hasPre[s]
@@ -94,7 +104,7 @@ func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hi
 		// many (a text of code has a digit every few lines).
 		delta, out, row := ac.delta, ac.out, uint32(0)
 		for i, b := range text {
-			if row = delta[row+col[b]]; row >= out && hit(row) {
+			if row = delta[row+col[b]]; row >= out && hit(row, i+1) {
 				*hits = append(*hits, hitAt{row, int32(offset + i + 1)})
 			}
 		}
@@ -104,7 +114,7 @@ func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hi
 		later[j] = later[j][:0]
 	}
 	ac.walk(text, col, func(row uint32, end int) {
-		if !hit(row) {
+		if !hit(row, end) {
 			return
 		}
 		if end <= q+ac.ov {

@@ -64,7 +64,7 @@ func checkUnion(t *testing.T, c *compiled) {
 			want, got := make([]uint64, words), make([]uint64, words)
 			c.ac.scan(text[lo:], &c.keywordCols[kind], want)
 			var hits []hitAt
-			u.scan(text[lo:], lo, &u.cols[kind], got, &hits, &later)
+			u.scan(text[lo:], lo, &u.cols[kind], got, &hits, &later, keptHits{track: make([]bool, len(c.literals)), hits: new([]litHit)})
 			if !slices.Equal(got, want) {
 				t.Fatalf("kind %d, %d bytes from %d: union keywords %x, keyword automaton %x", kind, len(text), lo, got, want)
 			}

@@ -59,6 +59,9 @@ type rule struct {
 	// gate, when not nil, finds the candidates from the literals the
 	// matches reach instead (gate.go).
 	gate *gate
+	// near, for a rule of bounded matches: its conjuncts' literal ids, which
+	// a candidate needs within reach to be tried (near.go).
+	near [][]int32
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -96,11 +99,20 @@ type compiled struct {
 	prefixRules [][]int32
 	// Both automata as one (aho_union.go), nil when it does not pay.
 	union *unionAC
+	// nearLit[l]: literal l is in a conjunct of a rule's near (near.go).
+	nearLit []bool
 }
 
-// compile compiles rb; gates false leaves every rule without a gate, for
-// the tests that hold the gates to the candidates without them.
-func compile(rb *rulebook.Rulebook, gates bool) (*compiled, error) {
+// candidateFilters are the ways compile may narrow a rule's candidates:
+// all of them, but for the tests that hold each to the scan without it.
+type candidateFilters struct {
+	gates bool // gate.go
+	near  bool // near.go
+}
+
+var allFilters = candidateFilters{gates: true, near: true}
+
+func compile(rb *rulebook.Rulebook, filters candidateFilters) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
 	tr := rb.Translation()
 	if len(tr.Patterns) != len(rb.Rules) {
@@ -144,7 +156,7 @@ func compile(rb *rulebook.Rulebook, gates bool) (*compiled, error) {
 			}
 		}
 		for i := range c.rules {
-			if r := &c.rules[i]; gates && r.fast {
+			if r := &c.rules[i]; filters.gates && r.fast {
 				r.gate = c.gateOf(r, &tr.Patterns[i].Literals)
 			}
 		}
@@ -234,6 +246,10 @@ func compile(rb *rulebook.Rulebook, gates bool) (*compiled, error) {
 		if len(required[i]) == 0 {
 			c.unconditional[i>>6] |= 1 << (i & 63)
 		}
+	}
+	c.nearLit = make([]bool, len(c.literals))
+	if filters.near {
+		c.nearRules(required)
 	}
 	return c, nil
 }

@@ -96,7 +96,7 @@ type Engine struct {
 
 // New compiles a rulebook into an engine.
 func New(rb *rulebook.Rulebook) (*Engine, error) {
-	c, err := compile(rb, true)
+	c, err := compile(rb, allFilters)
 	if err != nil {
 		return nil, err
 	}

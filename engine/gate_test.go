@@ -55,10 +55,10 @@ func TestGateStarts(t *testing.T) {
 	}
 }
 
-// withoutGates returns an engine of e's rulebook whose rules have no
-// gates: their candidates are every occurrence of their prefixes.
-func withoutGates(t testing.TB, e *Engine) *Engine {
-	c, err := compile(e.rb, false)
+// withFilters returns an engine of e's rulebook that narrows its rules'
+// candidates with f's filters only.
+func withFilters(t testing.TB, e *Engine, f candidateFilters) *Engine {
+	c, err := compile(e.rb, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +67,29 @@ func withoutGates(t testing.TB, e *Engine) *Engine {
 	return sep
 }
 
-// TestGatesScanAlike scans the published corpora, long documents of them,
-// and conformance vectors joined by white space and newlines (with some
-// letters turned to leetspeak, so that a literal appears in the leetspeak
-// view only) with and without the gates: the results are the same. RH-1,
-// RH-2 and TC-1 have gates, and RH-2 matches often enough to tell.
-func TestGatesScanAlike(t *testing.T) {
+// TestFiltersScanAlike scans the published corpora, long documents of
+// them, and conformance vectors joined by white space and newlines (with
+// some letters turned to leetspeak, so that a literal appears in the
+// leetspeak view only) with the candidate filters and with each one left
+// out: the results are the same. RH-1, RH-2 and TC-1 have gates, TC-2 and
+// EX-2 near conjuncts, and their rules match often enough to tell.
+func TestFiltersScanAlike(t *testing.T) {
 	e := Default()
 	for _, id := range []string{"RH-1", "RH-2", "TC-1"} {
 		if e.c.rules[e.ruleIndex(id)].gate == nil {
 			t.Fatalf("%s has no gate", id)
 		}
 	}
-	plain := withoutGates(t, e)
+	for _, id := range []string{"TC-2", "EX-2"} {
+		if e.c.rules[e.ruleIndex(id)].near == nil {
+			t.Fatalf("%s has no near conjuncts", id)
+		}
+	}
+	others := map[string]*Engine{
+		"without gates": withFilters(t, e, candidateFilters{near: true}),
+		"without near":  withFilters(t, e, candidateFilters{gates: true}),
+		"without both":  withFilters(t, e, candidateFilters{}),
+	}
 	var all [][]byte
 	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
 		texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/" + name)
@@ -93,7 +103,7 @@ func TestGatesScanAlike(t *testing.T) {
 	}
 	vs := loadVectors(t)
 	rng := rand.New(rand.NewPCG(9, 10))
-	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), " ", "\t\n", "<", "[ ", "\n\u00a0 "}
+	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), " ", "\t\n", "<", "[ ", "\n\u00a0 ", " use the ", " run it. ", " reveal "}
 	for range 3000 {
 		var b []byte
 		for range 1 + rng.IntN(6) {
@@ -107,27 +117,33 @@ func TestGatesScanAlike(t *testing.T) {
 		}
 		all = append(all, b)
 	}
-	rh2 := 0
+	matched := map[string]int{}
 	for _, text := range all {
-		got, want := e.Scan(text), plain.Scan(text)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%.120q: gated %+v, without %+v", text, got.Matches, want.Matches)
+		got := e.Scan(text)
+		for name, o := range others {
+			if want := o.Scan(text); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%.120q: with the filters %+v, %s %+v", text, got.Matches, name, want.Matches)
+			}
 		}
-		if slices.ContainsFunc(got.Matches, func(m Match) bool { return m.Rule == "RH-2" }) {
-			rh2++
+		for _, m := range got.Matches {
+			matched[m.Rule]++
 		}
 	}
-	if rh2 < 100 {
-		t.Fatalf("RH-2 matched %d texts", rh2)
+	for _, id := range []string{"RH-1", "RH-2", "TC-1", "TC-2", "EX-2"} {
+		if matched[id] < 50 {
+			t.Errorf("%s matched %d times", id, matched[id])
+		}
 	}
 }
 
-// FuzzGate: for any rulebook of two patterns and any text, the scan with
-// gates is the scan without them.
-func FuzzGate(f *testing.F) {
+// FuzzFilters: for any rulebook of two patterns and any text, the scan
+// with the candidate filters is the scan without them.
+func FuzzFilters(f *testing.F) {
 	f.Add(`(^|\n)\s*(system|assistant)\s*:`, `<\s*\/?\s*(system|dev)\s*>|<<\s*SYS\s*>>`, []byte("x\n  system:\n\n 5y5tem :<< sys>> < /dev>\nassistant"))
 	f.Add(`\n[^.]*secret`, `(^|[<\[])\s*(tool|fn)_?call`, []byte("a\nb secret. \n s3cret [ tool_call <fncall"))
 	f.Add(`(^|\n)(\s|ab)*system`, `^\s*(?:x|y)tem`, []byte("\nabab system\n  ytem xtem"))
+	f.Add(`\b(use|run)\b[^.\n]{0,30}\b(tool|function)\b`, `\bsend\b.{0,20}(keys?|seed)`, []byte("use the t00l. run a function now; send my k3ys, use it\nwith tool"))
+	f.Add(`(ab|cd).{0,5}efgh.{0,5}ijkl`, `xy{1,3}zzzz`, []byte("ab--efgh--ijkl cd efgh ijkl ab ef9h 1jkl xyyyzzzz"))
 	f.Fuzz(func(t *testing.T, p1, p2 string, text []byte) {
 		if len(p1) > 200 || len(p2) > 200 || len(text) > 4000 {
 			return
@@ -136,8 +152,8 @@ func FuzzGate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got, want := e.Scan(text), withoutGates(t, e).Scan(text); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: gated %+v, without %+v", text, got.Matches, want.Matches)
+		if got, want := e.Scan(text), withFilters(t, e, candidateFilters{}).Scan(text); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: with the filters %+v, without %+v", text, got.Matches, want.Matches)
 		}
 	})
 }

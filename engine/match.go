@@ -39,6 +39,23 @@ type matcher struct {
 	// union automaton (compiled.union), and uhits holds its prefix hits.
 	unionHits bool
 	uhits     []hitAt
+	// khits are the keyword hits near.go needs of the view, with
+	// khitsKept: the union automaton's pass walked the view (and, for the
+	// leetspeak view, the original). The rest is nearCandidates' scratch.
+	khits         []litHit
+	khitsKept     bool
+	grouped       bool
+	hitAt, nextAt []int32
+	hitEnds       []int32
+	nearCands     []int32
+	intervals     []interval
+}
+
+// keepHits returns where the union automaton's pass keeps keyword hits, for a
+// new view's candidates.
+func (m *matcher) keepHits(c *compiled) keptHits {
+	m.grouped = false
+	return keptHits{c.nearLit, &m.khits}
 }
 
 func (c *compiled) newMatcher() *matcher {
@@ -136,7 +153,7 @@ type unitSource func(dst []rune) []rune
 // and the prefixes in the same pass, for findCandidates.
 func (c *compiled) findLiterals(v *view, m *matcher) {
 	clear(m.seen)
-	m.unionHits = false
+	m.unionHits, m.khitsKept = false, false
 	if c.ac == nil {
 		return
 	}
@@ -144,9 +161,9 @@ func (c *compiled) findLiterals(v *view, m *matcher) {
 	switch u := c.union; {
 	case c.ac.scanWide(v.src, col, m.seen):
 	case u != nil:
-		m.uhits = m.uhits[:0]
-		u.scan(v.src, 0, &u.cols[v.kind], m.seen, &m.uhits, &m.later)
-		m.unionHits = true
+		m.uhits, m.khits = m.uhits[:0], m.khits[:0]
+		u.scan(v.src, 0, &u.cols[v.kind], m.seen, &m.uhits, &m.later, m.keepHits(c))
+		m.unionHits, m.khitsKept = true, true
 	default:
 		c.ac.scan(v.src, col, m.seen)
 	}
@@ -167,9 +184,11 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 	if u := c.union; u != nil {
 		m.uhits = m.uhits[:0]
 		col := &u.cols[v.kind]
-		leetWindows(u.ac, v.src, col, v.leet, func(lo, hi int) { u.scan(v.src[lo:hi], lo, col, m.seen, &m.uhits, &m.later) })
+		kw := m.keepHits(c) // after the original view's: they serve this view too
+		leetWindows(u.ac, v.src, col, v.leet, func(lo, hi int) { u.scan(v.src[lo:hi], lo, col, m.seen, &m.uhits, &m.later, kw) })
 		m.unionHits = true
 	} else if c.ac != nil {
+		m.khitsKept = false
 		col := &c.keywordCols[v.kind]
 		leetWindows(c.ac, v.src, col, v.leet, func(lo, hi int) { c.ac.scan(v.src[lo:hi], col, m.seen) })
 	}
@@ -497,12 +516,13 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				} else if v.leet != nil && m.near[i] {
 					tl.known, tl.leet = m.tries[i], v.leet
 				}
-				if len(m.cands[i]) == 0 {
+				cands := c.nearCandidates(m, i)
+				if len(cands) == 0 {
 					continue
 				}
 				anch0, anchN := m.dfaCaches(c, i)
 				emitRule := func(s, e int) { emit(i, s, e) }
-				if rest := matchAnchored(r, anch0, anchN, v.src, v.kind, m.cands[i], anchoredBudget(n), tl, emitRule); rest >= 0 {
+				if rest := matchAnchored(r, anch0, anchN, v.src, v.kind, cands, anchoredBudget(n), tl, emitRule); rest >= 0 {
 					// Too much to try place by place: one linear pass
 					// from the first place left.
 					matchScan(r, c.encoded(&v), rest, emitRule)
