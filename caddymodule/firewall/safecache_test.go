@@ -209,3 +209,46 @@ func TestSafeCacheHoldsNoText(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeCacheSanitizedCopy: the sanitized copy of a flagged text, in
+// which the rescan found no match, is remembered for its client like a
+// clean text (and found from its second sending when short, its third when
+// long), so that a conversation resent with the text does not rescan the
+// copy every turn; the flagged text itself never is, and every request
+// forwards the same copy a firewall without the cache forwards.
+func TestSafeCacheSanitizedCopy(t *testing.T) {
+	long := chatbody.Prose(6<<10, 3) + " " + suspText + " " + chatbody.Prose(6<<10, 4)
+	for _, tc := range []struct {
+		text  string
+		found int // the sending from which the copy is in the cache
+	}{{suspText, 2}, {long, 3}} {
+		fx, off := newFixture(t, &Firewall{}), newFixture(t, &Firewall{SafeCache: -1})
+		body := chat(msg("system", "You are terse."), msg("user", tc.text))
+		send := func(fx *fixture) (result, uint64) {
+			req := post("/v1/chat/completions", body)
+			req.Header.Set("Authorization", "Bearer a")
+			var client uint64
+			if fx.fw.cache != nil {
+				client = fx.fw.cache.clientKey(req)
+			}
+			return fx.do(t, req), client
+		}
+		want, _ := send(off)
+		if !want.up.called || !strings.Contains(string(want.up.body), suspSan) {
+			t.Fatalf("%d bytes: without the cache, forwarded %v: %.200s", len(tc.text), want.up.called, want.up.body)
+		}
+		copyText := strings.Replace(tc.text, suspText, suspSan, 1)
+		for i := 1; i <= 4; i++ {
+			res, client := send(fx)
+			if !res.up.called || !bytes.Equal(res.up.body, want.up.body) {
+				t.Fatalf("%d bytes, sending %d: forwarded %v, body differs from the uncached firewall's", len(tc.text), i, res.up.called)
+			}
+			if _, hit := fx.fw.cache.lookup(client, tc.text); hit {
+				t.Fatalf("%d bytes, sending %d: the flagged text is cached", len(tc.text), i)
+			}
+			if _, hit := fx.fw.cache.lookup(client, copyText); hit != (i >= tc.found-1) {
+				t.Fatalf("%d bytes, after sending %d: copy cached %v", len(tc.text), i, hit)
+			}
+		}
+	}
+}

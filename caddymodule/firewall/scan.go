@@ -41,13 +41,14 @@ type outcome struct {
 	bytes      int            // bytes of text the engine scanned
 	unscanned  int            // files and token-id prompts passed unread (documents.go)
 	refusal    *failure       // set when the request must be refused unscanned
+	client     uint64         // whose safe-text cache entries scan used
 }
 
 // scan runs the engine over every text whose role is scanned, but those
 // the safe-text cache holds for client, and over the text parts of each
 // message joined.
 func (f *Firewall) scan(req *llmreq.Request, client uint64) *outcome {
-	o := &outcome{verdict: engine.Safe}
+	o := &outcome{verdict: engine.Safe, client: client}
 	for i := range req.Texts {
 		t := &req.Texts[i]
 		if !f.scans(t.Role) {
@@ -167,7 +168,7 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 		cov := covers[i]
 		for round := 1; ; round++ {
 			var next engine.Result
-			text, next, cov = f.sanitizeScan(text, res, cov)
+			text, next, cov = f.sanitizeScan(text, res, cov, o.client)
 			act := f.policy.strongest(next.Matches)
 			if act < doSanitize {
 				break
@@ -192,17 +193,39 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 // cover of text (nil: unknown). With a cover the engine scans the copy
 // again only around what it replaced (engine.SanitizeScan): a long
 // document with a match or two costs about one scan, not two.
-func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cover) (string, engine.Result, *engine.Cover) {
+//
+// A copy is a text like any other to the safe-text cache: one in which a
+// scan found no match is remembered for client, and is not scanned when
+// the client sends its original again. The original is scanned every
+// time; a conversation with a flagged text sanitizes it every turn.
+func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cover, client uint64) (string, engine.Result, *engine.Cover) {
 	keep := make([]engine.Match, 0, len(res.Matches))
 	for i := range res.Matches {
 		if f.policy.of(&res.Matches[i]) >= doSanitize {
 			keep = append(keep, res.Matches[i])
 		}
 	}
-	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep)
+	var p probe
+	var known func([]byte) bool
+	looked, hit := false, false
+	if f.cache != nil {
+		known = func(copy []byte) bool {
+			if len(copy) == 0 {
+				return false
+			}
+			looked = true
+			p, hit = f.cache.lookup(client, unsafe.String(unsafe.SliceData(copy), len(copy)))
+			return hit
+		}
+	}
+	b, next, cov := f.engine.SanitizeScanKnown(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep, known)
 	// The bytes are text's own or new, and nothing keeps them past the
 	// request (see policy.sanitized).
-	return unsafe.String(unsafe.SliceData(b), len(b)), next, cov
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	if looked && !hit && len(next.Matches) == 0 {
+		f.cache.remember(&p, client, s)
+	}
+	return s, next, cov
 }
 
 // param is the path of the text that decided a block, reported as the
