@@ -65,7 +65,7 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 }
 
 // keptHits is where the union automaton's pass keeps the hits of the
-// keywords track marks (near.go).
+// keywords track marks (reach.go).
 type keptHits struct {
 	track []bool
 	hits  *[]litHit

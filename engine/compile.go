@@ -59,9 +59,9 @@ type rule struct {
 	// gate, when not nil, finds the candidates from the literals the
 	// matches reach instead (gate.go).
 	gate *gate
-	// near, for a rule of bounded matches: its conjuncts' literal ids, which
-	// a candidate needs within reach to be tried (near.go).
-	near [][]int32
+	// reach, for a rule of bounded matches: its conjuncts' literal ids, which
+	// a candidate needs within reach to be tried (reach.go).
+	reach [][]int32
 
 	// The slow path: a backtracking engine over UTF-16 units.
 	slow *regexp2.Regexp
@@ -99,18 +99,18 @@ type compiled struct {
 	prefixRules [][]int32
 	// Both automata as one (aho_union.go), nil when it does not pay.
 	union *unionAC
-	// nearLit[l]: literal l is in a conjunct of a rule's near (near.go).
-	nearLit []bool
+	// reachLit[l]: literal l is in a conjunct of a rule's reach (reach.go).
+	reachLit []bool
 }
 
 // candidateFilters are the ways compile may narrow a rule's candidates:
 // all of them, but for the tests that hold each to the scan without it.
 type candidateFilters struct {
 	gates bool // gate.go
-	near  bool // near.go
+	reach bool // reach.go
 }
 
-var allFilters = candidateFilters{gates: true, near: true}
+var allFilters = candidateFilters{gates: true, reach: true}
 
 func compile(rb *rulebook.Rulebook, filters candidateFilters) (*compiled, error) {
 	c := &compiled{rules: make([]rule, len(rb.Rules))}
@@ -247,9 +247,9 @@ func compile(rb *rulebook.Rulebook, filters candidateFilters) (*compiled, error)
 			c.unconditional[i>>6] |= 1 << (i & 63)
 		}
 	}
-	c.nearLit = make([]bool, len(c.literals))
-	if filters.near {
-		c.nearRules(required)
+	c.reachLit = make([]bool, len(c.literals))
+	if filters.reach {
+		c.reachRules(required)
 	}
 	return c, nil
 }

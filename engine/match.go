@@ -39,15 +39,15 @@ type matcher struct {
 	// union automaton (compiled.union), and uhits holds its prefix hits.
 	unionHits bool
 	uhits     []hitAt
-	// khits are the keyword hits near.go needs of the view, with
+	// khits are the keyword hits reach.go needs of the view, with
 	// khitsKept: the union automaton's pass walked the view (and, for the
-	// leetspeak view, the original). The rest is nearCandidates' scratch.
+	// leetspeak view, the original). The rest is inReach's scratch.
 	khits         []litHit
 	khitsKept     bool
 	grouped       bool
 	hitAt, nextAt []int32
 	hitEnds       []int32
-	nearCands     []int32
+	reachCands    []int32
 	intervals     []interval
 }
 
@@ -55,7 +55,7 @@ type matcher struct {
 // new view's candidates.
 func (m *matcher) keepHits(c *compiled) keptHits {
 	m.grouped = false
-	return keptHits{c.nearLit, &m.khits}
+	return keptHits{c.reachLit, &m.khits}
 }
 
 func (c *compiled) newMatcher() *matcher {
@@ -516,7 +516,7 @@ func (c *compiled) matchView(v view, units unitSource, m *matcher, emit func(rul
 				} else if v.leet != nil && m.near[i] {
 					tl.known, tl.leet = m.tries[i], v.leet
 				}
-				cands := c.nearCandidates(m, i)
+				cands := c.inReach(m, i)
 				if len(cands) == 0 {
 					continue
 				}

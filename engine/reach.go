@@ -19,10 +19,10 @@ import "slices"
 // litHit is a keyword hit: the literal's id and where it ends.
 type litHit struct{ id, end int32 }
 
-// nearRules sets, for every rule it applies to, the conjuncts near tries
+// reachRules sets, for every rule it applies to, the conjuncts inReach tries
 // its candidates against, and marks their literals for findLiterals to
 // keep the hits of.
-func (c *compiled) nearRules(required [][][]int) {
+func (c *compiled) reachRules(required [][][]int) {
 	for i := range c.rules {
 		r := &c.rules[i]
 		if !r.fast || !r.hasPrefix || r.maxLen < 0 || len(required[i]) == 0 {
@@ -32,25 +32,25 @@ func (c *compiled) nearRules(required [][][]int) {
 			ids := make([]int32, len(conj))
 			for k, l := range conj {
 				ids[k] = int32(l)
-				c.nearLit[l] = true
+				c.reachLit[l] = true
 			}
-			r.near = append(r.near, ids)
+			r.reach = append(r.reach, ids)
 		}
 	}
 }
 
-// nearCandidates returns the candidates of rule i (m.cands[i]) that have
-// every conjunct's literals within reach, in m.nearCands; or m.cands[i]
+// inReach returns the candidates of rule i (m.cands[i]) that have
+// every conjunct's literals within reach, in m.reachCands; or m.cands[i]
 // itself when the view's keyword hits were not kept.
-func (c *compiled) nearCandidates(m *matcher, i int) []int32 {
+func (c *compiled) inReach(m *matcher, i int) []int32 {
 	r := &c.rules[i]
 	cands := m.cands[i]
-	if r.near == nil || !m.khitsKept || len(cands) == 0 {
+	if r.reach == nil || !m.khitsKept || len(cands) == 0 {
 		return cands
 	}
 	m.groupHits(len(c.literals))
-	out := append(m.nearCands[:0], cands...)
-	for _, conj := range r.near {
+	out := append(m.reachCands[:0], cands...)
+	for _, conj := range r.reach {
 		// Each hit of the conjunct's literals that starts at s and ends at
 		// e lets a match start anywhere in [e-maxLen, s].
 		iv := m.intervals[:0]
@@ -76,7 +76,7 @@ func (c *compiled) nearCandidates(m *matcher, i int) []int32 {
 			break
 		}
 	}
-	m.nearCands = out
+	m.reachCands = out
 	return out
 }
 

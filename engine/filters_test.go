@@ -72,7 +72,7 @@ func withFilters(t testing.TB, e *Engine, f candidateFilters) *Engine {
 // some letters turned to leetspeak, so that a literal appears in the
 // leetspeak view only) with the candidate filters and with each one left
 // out: the results are the same. RH-1, RH-2 and TC-1 have gates, TC-2 and
-// EX-2 near conjuncts, and their rules match often enough to tell.
+// EX-2 reach conjuncts, and their rules match often enough to tell.
 func TestFiltersScanAlike(t *testing.T) {
 	e := Default()
 	for _, id := range []string{"RH-1", "RH-2", "TC-1"} {
@@ -81,13 +81,13 @@ func TestFiltersScanAlike(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"TC-2", "EX-2"} {
-		if e.c.rules[e.ruleIndex(id)].near == nil {
-			t.Fatalf("%s has no near conjuncts", id)
+		if e.c.rules[e.ruleIndex(id)].reach == nil {
+			t.Fatalf("%s has no reach conjuncts", id)
 		}
 	}
 	others := map[string]*Engine{
-		"without gates": withFilters(t, e, candidateFilters{near: true}),
-		"without near":  withFilters(t, e, candidateFilters{gates: true}),
+		"without gates": withFilters(t, e, candidateFilters{reach: true}),
+		"without reach": withFilters(t, e, candidateFilters{gates: true}),
 		"without both":  withFilters(t, e, candidateFilters{}),
 	}
 	var all [][]byte
