@@ -129,6 +129,9 @@ func FuzzRewrite(f *testing.F) {
 		i := int(which % uint(len(r.Texts)))
 		x := r.Texts[i]
 		out := r.Rewrite(map[int]string{i: repl})
+		if got := spliced(r, map[int]string{i: repl}); !bytes.Equal(got, out) {
+			t.Fatalf("the splices make %q, Rewrite %q", got, out)
+		}
 		if x.Key || x.IsFile() || r.API == Generic {
 			// A key's replacement may change the body's shape, a file's is encoded as the file
 			// came, and in a body no API fits every string is a text, discriminators of the

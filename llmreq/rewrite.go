@@ -29,10 +29,48 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 // AppendRewrite appends Rewrite's body to dst and returns it (with an empty repl, a copy of the
 // original bytes): a caller that sends many rewritten bodies can reuse its buffers.
 func (r *Request) AppendRewrite(dst []byte, repl map[int]string) []byte {
-	type splice struct {
-		start, end, i int
-		s             string
+	todo, size := r.splices(repl)
+	out := slices.Grow(dst, max(size+size/16, len(r.body)))
+	prev := 0
+	for _, sp := range todo {
+		out = append(out, r.body[prev:sp.start]...)
+		out = r.appendLiteral(out, sp)
+		prev = sp.end
 	}
+	return append(out, r.body[prev:]...)
+}
+
+// A Splice is one string literal of the body that Rewrite replaces: Rewrite's body is the
+// original's bytes with each Splice's [Start, End) replaced by its literal.
+type Splice struct {
+	Start, End int // the original literal's bytes, quotes included
+	// The new literal, quotes included, is lits[LitStart:LitEnd] of the AppendSplices that
+	// returned it.
+	LitStart, LitEnd int
+}
+
+// AppendSplices appends to dst the new literals of Rewrite's body, and returns them with the
+// Splices that place them, in body order: a caller can send the body as the original's bytes
+// between them, without a copy of the whole.
+func (r *Request) AppendSplices(dst []byte, repl map[int]string) (lits []byte, splices []Splice) {
+	todo, _ := r.splices(repl)
+	splices = make([]Splice, len(todo))
+	for k, sp := range todo {
+		from := len(dst)
+		dst = r.appendLiteral(dst, sp)
+		splices[k] = Splice{Start: sp.start, End: sp.end, LitStart: from, LitEnd: len(dst)}
+	}
+	return dst, splices
+}
+
+type splice struct {
+	start, end, i int
+	s             string
+}
+
+// splices returns the literals repl replaces, in body order, one per literal, and the size
+// of the rewritten body.
+func (r *Request) splices(repl map[int]string) ([]splice, int) {
 	todo := make([]splice, 0, len(repl))
 	size := len(r.body)
 	for i, s := range repl {
@@ -55,22 +93,24 @@ func (r *Request) AppendRewrite(dst []byte, repl map[int]string) []byte {
 		}
 		return a.i - b.i
 	})
-	out := slices.Grow(dst, max(size+size/16, len(r.body)))
-	prev := 0
+	kept, prev := todo[:0], 0
 	for _, sp := range todo {
 		if sp.start < prev {
 			continue // the same literal again (the caller repeated a Text)
 		}
-		out = append(out, r.body[prev:sp.start]...)
-		if t := &r.Texts[sp.i]; t.enc != 0 {
-			orig := jsonstr.Unquote(nil, r.body[t.start+1:t.end-1])
-			out = jsonstr.Append(out, encodeFile(orig, t.enc, sp.s), false)
-		} else {
-			out = jsonstr.Append(out, sp.s, false)
-		}
+		kept = append(kept, sp)
 		prev = sp.end
 	}
-	return append(out, r.body[prev:]...)
+	return kept, size
+}
+
+// appendLiteral appends sp's new literal.
+func (r *Request) appendLiteral(out []byte, sp splice) []byte {
+	if t := &r.Texts[sp.i]; t.enc != 0 {
+		orig := jsonstr.Unquote(nil, r.body[t.start+1:t.end-1])
+		return jsonstr.Append(out, encodeFile(orig, t.enc, sp.s), false)
+	}
+	return jsonstr.Append(out, sp.s, false)
 }
 
 // unchanged reports whether replacement s of text t can keep the original literal.

@@ -31,7 +31,7 @@ func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 	if len(r.Texts) != 2 || r.Texts[1].Value != `repléce "me"` || r.Texts[0].Value != "keep é me" {
 		t.Fatalf("texts: %+v", r.Texts)
 	}
-	out := r.Rewrite(map[int]string{1: "new <b>&</b> \"text\"\n\u2028é"})
+	out := rewrite(t, r, map[int]string{1: "new <b>&</b> \"text\"\n\u2028é"})
 	want := strings.Replace(body, `"repl\u00e9ce \"me\""`, `"new <b>&</b> \"text\"\n\u2028é"`, 1)
 	if string(out) != want {
 		t.Fatalf("rewrite:\n got  %q\n want %q", out, want)
@@ -43,28 +43,52 @@ func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 
 	// Replacing the first and the last of several texts, and a text with itself.
 	r = mustParse(t, "/", `["a",  "b" ,"c\u0041"]`)
-	if got := string(r.Rewrite(map[int]string{0: "A", 2: "C", 7: "ignored", -1: "ignored"})); got != `["A",  "b" ,"C"]` {
+	if got := string(rewrite(t, r, map[int]string{0: "A", 2: "C", 7: "ignored", -1: "ignored"})); got != `["A",  "b" ,"C"]` {
 		t.Fatalf("got %s", got)
 	}
-	if got := string(r.Rewrite(map[int]string{1: "b"})); got != `["a",  "b" ,"c\u0041"]` {
+	if got := string(rewrite(t, r, map[int]string{1: "b"})); got != `["a",  "b" ,"c\u0041"]` {
 		t.Fatalf("got %s", got)
 	}
-	if got := string(r.Rewrite(map[int]string{2: "cA"})); got != `["a",  "b" ,"c\u0041"]` {
+	if got := string(rewrite(t, r, map[int]string{2: "cA"})); got != `["a",  "b" ,"c\u0041"]` {
 		t.Fatalf("a text rewritten with its own value keeps its literal: %s", got)
 	}
-	if got := string(r.Rewrite(map[int]string{2: "cB"})); got != `["a",  "b" ,"cB"]` {
+	if got := string(rewrite(t, r, map[int]string{2: "cB"})); got != `["a",  "b" ,"cB"]` {
 		t.Fatalf("a changed text is re-encoded: %s", got)
 	}
 	// Callers may filter, reorder or repeat Texts: indexes are those of Texts as it is now, and
 	// the splices still go in body order, each literal once.
 	r.Texts = []Text{r.Texts[2], r.Texts[0], r.Texts[2]}
-	if got := string(r.Rewrite(map[int]string{0: "C", 1: "A", 2: "C2"})); got != `["A",  "b" ,"C"]` {
+	if got := string(rewrite(t, r, map[int]string{0: "C", 1: "A", 2: "C2"})); got != `["A",  "b" ,"C"]` {
 		t.Fatalf("after reordering Texts: %s", got)
 	}
 	r.Texts = append(r.Texts, Text{Value: "made by the caller"})
-	if got := string(r.Rewrite(map[int]string{3: "X"})); got != `["a",  "b" ,"c\u0041"]` {
+	if got := string(rewrite(t, r, map[int]string{3: "X"})); got != `["a",  "b" ,"c\u0041"]` {
 		t.Fatalf("a Text the caller made must not be spliced: %s", got)
 	}
+}
+
+// spliced is Rewrite's body made from AppendSplices, whose literals it
+// appends after bytes of its own.
+func spliced(r *Request, repl map[int]string) []byte {
+	lits, sps := r.AppendSplices([]byte("prefix"), repl)
+	var out []byte
+	prev := 0
+	for _, sp := range sps {
+		out = append(append(out, r.body[prev:sp.Start]...), lits[sp.LitStart:sp.LitEnd]...)
+		prev = sp.End
+	}
+	return append(out, r.body[prev:]...)
+}
+
+// rewrite is r.Rewrite(repl), which the body AppendSplices describes must
+// equal.
+func rewrite(t *testing.T, r *Request, repl map[int]string) []byte {
+	t.Helper()
+	out := r.Rewrite(repl)
+	if got := spliced(r, repl); !bytes.Equal(got, out) {
+		t.Fatalf("the splices make %q, Rewrite %q", got, out)
+	}
+	return out
 }
 
 func TestRewriteEmptyReturnsOriginal(t *testing.T) {
