@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/promptwall/promptwall/llmreq"
 )
 
 func TestGetBodyBufSizes(t *testing.T) {
@@ -100,5 +103,56 @@ func TestUpstreamBodyCloseDuringRead(t *testing.T) {
 	}
 	if len(*got) != 200 {
 		t.Fatalf("%d buffers recycled, want 200", len(*got))
+	}
+}
+
+// TestSpliceBody: a spliced body reads as the original's bytes with the
+// splices' literals in their place, whatever the reads' sizes, and gives
+// both its buffers back once the handler is done and it is closed.
+func TestSpliceBody(t *testing.T) {
+	body := `{"messages":[{"role":"user","content":"one"},{"role":"user","content":"two"}],"n":1}`
+	req, err := llmreq.Parse("/v1/chat/completions", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, repl := range []map[int]string{
+		{0: "ONE \"1\""},
+		{1: ""},
+		{0: "a", 1: strings.Repeat("b\n", 3000)},
+		{0: "one"}, // unchanged: no splice
+	} {
+		want := req.Rewrite(repl)
+		for _, chunk := range []int{1, 3, 17, 4096, 1 << 16} {
+			got := watchRecycle(t)
+			raw := append(getBodyBuf(int64(len(body))), body...)
+			lits, splices := req.AppendSplices(getBodyBuf(64), repl)
+			ub, n := spliceBody(raw, lits, splices)
+			if n != len(want) {
+				t.Fatalf("%v: length %d, want %d", repl, n, len(want))
+			}
+			var out []byte
+			p := make([]byte, chunk)
+			for {
+				k, err := ub.Read(p)
+				out = append(out, p[:k]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil || k == 0 {
+					t.Fatalf("%v, reads of %d: %d, %v", repl, chunk, k, err)
+				}
+			}
+			if !bytes.Equal(out, want) {
+				t.Fatalf("%v, reads of %d:\n got  %q\n want %q", repl, chunk, out, want)
+			}
+			ub.release()
+			if len(*got) != 0 {
+				t.Fatal("buffers recycled before Close")
+			}
+			ub.Close()
+			if len(*got) != 2 || &(*got)[0][:1][0] != &raw[:1][0] || cap((*got)[1]) != cap(lits) {
+				t.Fatalf("%d buffers recycled, want the body's and the literals'", len(*got))
+			}
+		}
 	}
 }

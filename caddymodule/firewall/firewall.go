@@ -573,20 +573,38 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		return nil
 	}
 	// log, and pass for safe: the original bytes, still encoded if they
-	// were, from their pooled buffer; sanitize: the rewritten copy, from
-	// one of its own.
-	up := raw
-	if action == ActionSanitize {
-		up = req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl)
+	// were, from their pooled buffer; sanitize: the original's bytes
+	// between the new literals, or for a body that came encoded, the
+	// rewritten copy from a buffer of its own.
+	var ub *upstreamBody
+	size := len(raw)
+	switch {
+	case action != ActionSanitize:
+		ub, owned = newUpstreamBody(raw), false
+	case decoded:
+		up := req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl)
+		ub, size = newUpstreamBody(up), len(up)
 		markRewritten(r, decoded)
-	} else {
+	default:
+		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl))), repl)
+		ub, size = spliceBody(raw, lits, splices)
 		owned = false
+		markRewritten(r, decoded)
 	}
-	ub := newUpstreamBody(up)
-	setBodyReader(r, ub, len(up))
+	setBodyReader(r, ub, size)
 	err = f.next(w, r, next, req.API)
 	ub.release()
 	return err
+}
+
+// rewrittenSize is about the size of repl's literals: a first buffer for
+// AppendSplices.
+func rewrittenSize(repl map[int]string) int {
+	n := 0
+	for _, s := range repl {
+		n += len(s) + len(s)/16 + 2
+	}
+	return n
 }
 
 // next calls the next handler, its response scanned when response actions are on.
