@@ -122,12 +122,10 @@ func withoutUnion(e *Engine) *Engine {
 	return sep
 }
 
-// TestUnionScansAlike scans the published corpora and a long document of
-// them with the union automaton and with the two automata apart: the
-// results are the same.
-func TestUnionScansAlike(t *testing.T) {
-	e := Default()
-	sep := withoutUnion(e)
+// corpusAndDocuments returns the texts of the published corpora and two
+// 256 KiB documents of the chat bodies' messages (the ASCII ones, and all).
+func corpusAndDocuments(t *testing.T) [][]byte {
+	t.Helper()
 	var all [][]byte
 	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
 		texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/" + name)
@@ -139,6 +137,16 @@ func TestUnionScansAlike(t *testing.T) {
 			all = append(all, []byte(chatbody.Document(texts, 256<<10, true)), []byte(chatbody.Document(texts, 256<<10, false)))
 		}
 	}
+	return all
+}
+
+// TestUnionScansAlike scans the published corpora and a long document of
+// them with the union automaton and with the two automata apart: the
+// results are the same.
+func TestUnionScansAlike(t *testing.T) {
+	e := Default()
+	sep := withoutUnion(e)
+	all := corpusAndDocuments(t)
 	matched := 0
 	for _, text := range all {
 		got, want := e.Scan(text), sep.Scan(text)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
 // TestGateStarts holds gate.starts to its definition on random texts and
@@ -90,17 +88,7 @@ func TestFiltersScanAlike(t *testing.T) {
 		"without reach": withFilters(t, e, candidateFilters{gates: true}),
 		"without both":  withFilters(t, e, candidateFilters{}),
 	}
-	var all [][]byte
-	for _, name := range []string{"benign_prompts.jsonl", "chat_bodies_benign.jsonl", "injection_jailbreak.jsonl"} {
-		texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, texts...)
-		if name == "chat_bodies_benign.jsonl" {
-			all = append(all, []byte(chatbody.Document(texts, 256<<10, true)), []byte(chatbody.Document(texts, 256<<10, false)))
-		}
-	}
+	all := corpusAndDocuments(t)
 	vs := loadVectors(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	gaps := []string{"\n", "\n\n", " \n  \n\t", "\n" + strings.Repeat(" \n", 40), " ", "\t\n", "<", "[ ", "\n\u00a0 ", " use the ", " run it. ", " reveal "}
