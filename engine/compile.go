@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -254,71 +253,6 @@ func compile(rb *rulebook.Rulebook, filters candidateFilters) (*compiled, error)
 	return c, nil
 }
 
-// gated reports whether a rule has a gate.
-func (c *compiled) gated() bool {
-	for i := range c.rules {
-		if c.rules[i].gate != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// prefixAutomata builds the prefix automaton and the union automaton from
-// the rules' prefixes, or their gates' literals (col: the alphabet's
-// columns).
-func (c *compiled) prefixAutomata(col *byteCols) error {
-	ids := map[string]int{}
-	var prefixes []string
-	c.prefixLens, c.prefixRules = nil, nil
-	add := func(p []byte, i int) {
-		id, ok := ids[string(p)]
-		if !ok {
-			id = len(prefixes)
-			ids[string(p)] = id
-			prefixes = append(prefixes, string(p))
-			c.prefixLens = append(c.prefixLens, int32(len(p)))
-			c.prefixRules = append(c.prefixRules, nil)
-		}
-		c.prefixRules[id] = append(c.prefixRules[id], int32(i))
-	}
-	for i := range c.rules {
-		r := &c.rules[i]
-		// A rule's prefixes of one byte are found with memchr, not by
-		// the automaton: a text of code has a newline or '<' every few
-		// dozen bytes, and the automaton's chains stopped at each. A
-		// rule with many (a class of letters) keeps them in the
-		// automaton, one pass for all of them. A gated rule's go to
-		// memchr when the union automaton's pass has not found its
-		// gate's literals.
-		oneByte := 0
-		for _, p := range r.prefixes {
-			if len(p) == 1 {
-				oneByte++
-			}
-		}
-		r.bytePrefixes = nil
-		for _, p := range r.prefixes {
-			if len(p) == 1 && oneByte <= maxBytePrefixes {
-				r.bytePrefixes = append(r.bytePrefixes, p)
-			} else if r.gate == nil {
-				add(p, i)
-			}
-		}
-		if r.gate != nil {
-			for _, l := range r.gate.lits {
-				add(l, i)
-			}
-		}
-	}
-	var err error
-	if c.prefixAC, err = newAhoCorasick(prefixes, col, c.alphabet.Size, nil); err != nil {
-		return err
-	}
-	c.union = c.newUnionAC(c.literals, prefixes, col)
-	return nil
-}
-
 // mayOccur reports whether a prefix of r can occur in a view whose units
 // from 128 up read as the bytes held: r has no nonASCII lists, or one
 // prefix's list is all held.
@@ -379,25 +313,6 @@ func (r *rule) compileFast(tp *jsregex.Translated, litID func(string) int) (requ
 	}
 	r.fast = true
 	return required, nil
-}
-
-// maxBytePrefixes is how many prefixes of one byte a rule may have found
-// with memchr, each a pass over the view.
-const maxBytePrefixes = 3
-
-// minimalPrefixes drops each prefix that begins with another one ("<<"
-// after "<", "END OF THE " after "END OF "): wherever it occurs the other
-// does too, at the same start, so it only added duplicate candidates, and
-// with its other length, disorder to sort out.
-func minimalPrefixes(ps [][]byte) [][]byte {
-	slices.SortStableFunc(ps, func(a, b []byte) int { return len(a) - len(b) })
-	var kept [][]byte
-	for _, p := range ps {
-		if !slices.ContainsFunc(kept, func(q []byte) bool { return bytes.HasPrefix(p, q) }) {
-			kept = append(kept, p)
-		}
-	}
-	return kept
 }
 
 // keywordColumns chooses the columns of the keyword automaton

@@ -79,3 +79,10 @@ func (g *gate) starts(dst, hits []int32, src []byte, tab *[256]byte) []int32 {
 	}
 	return append(dst[:from], slices.Compact(dst[from:])...)
 }
+
+// gateStarts replaces rule i's candidates from n on, the hits of its
+// gate's literals in order, by the starts they lead back to.
+func (m *matcher) gateStarts(g *gate, i, n int, src []byte, tab *[256]byte) {
+	m.starts = g.starts(m.starts[:0], m.cands[i][n:], src, tab)
+	m.cands[i] = append(m.cands[i][:n], m.starts...)
+}

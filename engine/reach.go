@@ -106,3 +106,10 @@ func (m *matcher) groupHits(literals int) {
 	}
 	m.nextAt = next
 }
+
+// keepHits returns where the union automaton's pass keeps keyword hits, for a
+// new view's candidates.
+func (m *matcher) keepHits(c *compiled) keptHits {
+	m.grouped = false
+	return keptHits{c.reachLit, &m.khits}
+}
