@@ -115,15 +115,10 @@ type edit struct {
 
 // SanitizeScan returns Sanitize(raw, ms), its Scan and its Cover (as
 // ScanCover), given cov, the Cover of raw from ScanCover (nil: none, the
-// copy is scanned whole).
-func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match) ([]byte, Result, *Cover) {
-	return e.SanitizeScanKnown(raw, cov, ms, nil)
-}
-
-// SanitizeScanKnown is SanitizeScan, but when known (if not nil) reports
-// the copy as one a scan found no match in before, the copy is taken for
-// safe unscanned: a scan's outcome is the copy's bytes' alone.
-func (e *Engine) SanitizeScanKnown(raw []byte, cov *Cover, ms []Match, known func(copy []byte) bool) ([]byte, Result, *Cover) {
+// copy is scanned whole). When known (if not nil) reports the copy as one
+// a scan found no match in before, the copy is taken for safe unscanned: a
+// scan's outcome is the copy's bytes' alone.
+func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match, known func(copy []byte) bool) ([]byte, Result, *Cover) {
 	if cov == nil || cov.size != len(raw) {
 		out := e.Sanitize(raw, ms)
 		if known != nil && known(out) {

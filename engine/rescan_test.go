@@ -19,7 +19,7 @@ func checkSanitizeScan(t testing.TB, e *Engine, raw []byte, ms []Match) (windows
 	_, cov := e.ScanCover(raw)
 	want := e.Sanitize(raw, ms)
 	wantRes, wantCov := e.ScanCover(want)
-	got, res, gotCov := e.SanitizeScan(raw, cov, ms)
+	got, res, gotCov := e.SanitizeScan(raw, cov, ms, nil)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("sanitized copy differs for %q with %v:\n got %q\nwant %q", raw, ms, got, want)
 	}
@@ -284,17 +284,17 @@ func TestSanitizeScanKnown(t *testing.T) {
 		if len(res.Matches) == 0 {
 			t.Fatalf("%q: no match", text)
 		}
-		want, wantRes, _ := e.SanitizeScan(raw, cov, res.Matches)
+		want, wantRes, _ := e.SanitizeScan(raw, cov, res.Matches, nil)
 		for _, c := range []*Cover{cov, nil} {
 			var asked []byte
-			out, got, gotCov := e.SanitizeScanKnown(raw, c, res.Matches, func(copy []byte) bool {
+			out, got, gotCov := e.SanitizeScan(raw, c, res.Matches, func(copy []byte) bool {
 				asked = append([]byte(nil), copy...)
 				return true
 			})
 			if !bytes.Equal(asked, want) || !bytes.Equal(out, want) || got.Verdict != Safe || len(got.Matches) != 0 || gotCov != nil {
 				t.Errorf("%q, cover %v: known asked about %q, returned %q %v %v; the copy is %q", text, c != nil, asked, out, got.Verdict, got.Matches, want)
 			}
-			out, got, _ = e.SanitizeScanKnown(raw, c, res.Matches, func([]byte) bool { return false })
+			out, got, _ = e.SanitizeScan(raw, c, res.Matches, func([]byte) bool { return false })
 			if !bytes.Equal(out, want) || !reflect.DeepEqual(got, wantRes) {
 				t.Errorf("%q, cover %v: unknown copy %q %+v, SanitizeScan's %q %+v", text, c != nil, out, got, want, wantRes)
 			}
