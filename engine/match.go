@@ -26,13 +26,14 @@ type matcher struct {
 	full, near []bool
 	nkept      []int // for a rule near: how many of cands are the kept ones
 	merged     []int32
-	gated      []bool          // findCandidates: which rules' gates it uses
-	walk       []bool          // and which rules' hits of the automata it takes
-	starts     []int32         // gateStarts' scratch
-	later      [3][]hitAt      // candidates' scratch
-	tries      [][]anchoredTry // per rule, for keepTries
-	runes      []rune
-	dfas       []*dfaCache // per rule, its anchored forms' states; made on use
+	// findCandidates: the rules whose hits of the automata it takes (a
+	// gated rule's are its gate's literals' then: the union's pass found them)
+	walk   []bool
+	starts []int32         // gateStarts' scratch
+	later  [3][]hitAt      // candidates' scratch
+	tries  [][]anchoredTry // per rule, for keepTries
+	runes  []rune
+	dfas   []*dfaCache // per rule, its anchored forms' states; made on use
 	// With unionHits, the last findLiterals or findLiteralsNear walked the
 	// union automaton (compiled.union), and uhits holds its prefix hits.
 	unionHits bool
@@ -57,7 +58,6 @@ func (c *compiled) newMatcher() *matcher {
 		kept:   make([]bool, len(c.rules)),
 		full:   make([]bool, len(c.rules)),
 		near:   make([]bool, len(c.rules)),
-		gated:  make([]bool, len(c.rules)),
 		walk:   make([]bool, len(c.rules)),
 		nkept:  make([]int, len(c.rules)),
 		dfas:   make([]*dfaCache, 2*len(c.rules)),

@@ -113,7 +113,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 	prefixes, walked, near := 0, 0, false
 	for i := range c.rules {
 		r := &c.rules[i]
-		m.full[i], m.near[i], m.gated[i], m.walk[i] = false, false, false, false
+		m.full[i], m.near[i], m.walk[i] = false, false, false
 		if !m.active[i] || !r.hasPrefix {
 			continue
 		}
@@ -126,7 +126,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		m.cands[i] = m.cands[i][:0]
 		if r.gate != nil && m.unionHits && !leet {
 			// The union automaton's pass found the gate's literals.
-			m.gated[i], m.walk[i] = true, true
+			m.walk[i] = true
 			walked += len(r.gate.lits)
 			continue
 		}
@@ -182,7 +182,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 	for i := range c.rules {
 		r := &c.rules[i]
 		switch {
-		case m.gated[i]:
+		case r.gate != nil && m.walk[i]: // the gate's literals' hits
 			m.cands[i] = sortCandidates(m.cands[i])
 			m.gateStarts(r.gate, i, 0, v.src, tab)
 		case m.full[i]:
