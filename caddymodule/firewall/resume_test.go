@@ -80,6 +80,26 @@ func logEntries(t *testing.T, fx *fixture, mark int) []map[string]any {
 	return out
 }
 
+// scriptedTurn returns the next question and answer of m's messages from
+// *next on, for a conversation's turn: the corpus's, but turn 3 asks
+// suspText and turn 12 malText; and the messages the turn's request ends
+// with: the question, and at turn 20 toolTurn after it (both blocked).
+func scriptedTurn(m *chatbody.Material, next *int, turn int) (q, ans chatbody.Message, last []string) {
+	q, ans = m.Messages[*next], m.Messages[*next+1]
+	*next += 2
+	switch turn {
+	case 3:
+		q.Content = suspText
+	case 12:
+		q.Content = malText
+	}
+	last = []string{msg("user", q.Content)}
+	if turn == 20 {
+		last = append(last, toolTurn)
+	}
+	return q, ans, last
+}
+
 // toolTurn is an assistant's tool call and its result in two parts, which joined make an
 // instruction override (IO-1) that neither part holds alone.
 const toolTurn = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\":\"bonds\"}"}}]}, ` +
@@ -107,18 +127,8 @@ func TestResumeInHandler(t *testing.T) {
 	next, sent := 0, 0
 	suspicious := 0 // requests whose history holds the suspicious question
 	for turn := range 40 {
-		q, ans := m.Messages[next], m.Messages[next+1]
-		next += 2
-		switch turn {
-		case 3:
-			q.Content = suspText
-		case 12:
-			q.Content = malText
-		}
-		msgs := append(history, msg("user", q.Content))
-		if turn == 20 {
-			msgs = append(msgs, toolTurn)
-		}
+		q, ans, last := scriptedTurn(m, &next, turn)
+		msgs := append(history, last...)
 		blocked := send(turn, msgs, "a")
 		sent++
 		if turn >= 3 && turn != 12 {

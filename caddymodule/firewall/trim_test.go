@@ -65,18 +65,8 @@ func TestTrimInHandler(t *testing.T) {
 	next, trims, quiet := 0, 0, 0
 	pending := false // the next request is trimmed
 	for turn := range 60 {
-		q, ans := m.Messages[next], m.Messages[next+1]
-		next += 2
-		switch turn {
-		case 3:
-			q.Content = suspText
-		case 12:
-			q.Content = malText
-		}
-		msgs := append(append([]string{system}, turns...), msg("user", q.Content))
-		if turn == 20 {
-			msgs = append(msgs, toolTurn)
-		}
+		q, ans, last := scriptedTurn(m, &next, turn)
+		msgs := append(append([]string{system}, turns...), last...)
 		body := chat(msgs...)
 		before := resumedBytes(t, on)
 		blocked := differential(t, fmt.Sprintf("turn %d", turn), on, off, body, "a")
