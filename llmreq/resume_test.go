@@ -222,12 +222,25 @@ func TestResumeConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	conv := m.Resent(64<<10, 96<<10, 3)
-	var prev *Request
-	var body, prevBody []byte
-	resumed := 0
 	const requests = 120
+	resumed, _ := resendConversation(t, "", conv, requests, 9, nil)
+	// The first request and those after a trim of the history are read whole.
+	if resumed < requests*9/10 {
+		t.Fatalf("%d of %d requests left 90%% of their bytes unread, want nearly all (trims: %d)", resumed, requests, conv.Trims())
+	}
+}
+
+// resendConversation sends conv's next requests, each resumed from the
+// Resume of the one before at its latest boundary the two share (or, with
+// trimmed and none, from what trimmed returns), and checks each against its
+// whole parse (checkTrimmed). It returns how many left tenths*10% of their
+// bytes unread, and how often trimmed was asked.
+func resendConversation(t *testing.T, name string, conv *chatbody.Conversation, requests, tenths int, trimmed func(prev *Request, prevBody, body []byte) *Resume) (resumed, trims int) {
+	t.Helper()
+	var prev *Request
+	var prevBody []byte
 	for i := range requests {
-		body = conv.Next(nil)
+		body := conv.Next(nil)
 		var res *Resume
 		if prev != nil {
 			shared := commonPrefix(prevBody, body)
@@ -237,17 +250,18 @@ func TestResumeConversation(t *testing.T) {
 					break
 				}
 			}
+			if res == nil && trimmed != nil {
+				res = trimmed(prev, prevBody, body)
+				trims++
+			}
 		}
-		got := checkResumed(t, fmt.Sprintf("request %d", i), "/v1/chat/completions", body, res)
-		if got.Skipped() > len(body)*9/10 {
+		got := checkTrimmed(t, fmt.Sprintf("%srequest %d", name, i), "/v1/chat/completions", body, res)
+		if got.Skipped() > len(body)*tenths/10 {
 			resumed++
 		}
 		prev, prevBody = got, body
 	}
-	// The first request and those after a trim of the history are read whole.
-	if resumed < requests*9/10 {
-		t.Fatalf("%d of %d requests left 90%% of their bytes unread, want nearly all (trims: %d)", resumed, requests, conv.Trims())
-	}
+	return resumed, trims
 }
 
 // TestResumeDirtyRun: a text a caller must read again keeps its whole run read, every time,

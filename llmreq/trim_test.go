@@ -205,32 +205,8 @@ func TestTrimConversation(t *testing.T) {
 	}
 	for _, window := range [][2]int{{64 << 10, 65 << 10}, {64 << 10, 96 << 10}} {
 		conv := m.Resent(window[0], window[1], 3)
-		var prev *Request
-		var body, prevBody []byte
-		resumed, trims := 0, 0
 		const requests = 100
-		for i := range requests {
-			body = conv.Next(nil)
-			var res *Resume
-			if prev != nil {
-				shared := commonPrefix(prevBody, body)
-				for _, n := range prev.Boundaries(4) {
-					if n <= shared {
-						res = prev.ResumeAt(n, nil)
-						break
-					}
-				}
-				if res == nil {
-					res = trimmedResume(prev, prevBody, body)
-					trims++
-				}
-			}
-			got := checkTrimmed(t, fmt.Sprintf("window %d request %d", window[1], i), "/v1/chat/completions", body, res)
-			if got.Skipped() > len(body)*8/10 {
-				resumed++
-			}
-			prev, prevBody = got, body
-		}
+		resumed, trims := resendConversation(t, fmt.Sprintf("window %d ", window[1]), conv, requests, 8, trimmedResume)
 		if trims < conv.Trims()-1 || conv.Trims() == 0 {
 			t.Fatalf("window %d: %d trims resumed by Trimmed, the conversation trimmed %d times", window[1], trims, conv.Trims())
 		}
