@@ -196,16 +196,5 @@ func TestResumeHoldsNoText(t *testing.T) {
 	if kept == 0 {
 		t.Fatal("nothing kept")
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[resumeTable](), reflect.TypeFor[resumeSlot](), reflect.TypeFor[llmreq.Resume]()} {
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if f.Type == reflect.TypeFor[llmreq.API]() {
-				continue // the API's name, one of llmreq's constants
-			}
-			switch k := f.Type.Kind(); {
-			case k == reflect.String, k == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8, k == reflect.Map, k == reflect.Interface:
-				t.Errorf("%s.%s is a %s: it could hold text", typ.Name(), f.Name, k)
-			}
-		}
-	}
+	holdsNoText(t, reflect.TypeFor[resumeTable](), reflect.TypeFor[resumeSlot](), reflect.TypeFor[llmreq.Resume]())
 }

@@ -285,18 +285,7 @@ func TestTrimCarriesHashes(t *testing.T) {
 	if len(entries) < 10 || conv.Trims() < 5 {
 		t.Fatalf("%d entries, %d trims", len(entries), conv.Trims())
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[trimTable](), reflect.TypeFor[trimEntry](), reflect.TypeFor[trimHashes](), reflect.TypeFor[llmreq.History]()} {
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			if f.Type == reflect.TypeFor[llmreq.API]() {
-				continue // the API's name, one of llmreq's constants
-			}
-			switch k := f.Type.Kind(); {
-			case k == reflect.String, k == reflect.Slice && f.Type.Elem().Kind() == reflect.Uint8, k == reflect.Map, k == reflect.Interface:
-				t.Errorf("%s.%s is a %s: it could hold text", typ.Name(), f.Name, k)
-			}
-		}
-	}
+	holdsNoText(t, reflect.TypeFor[trimTable](), reflect.TypeFor[trimEntry](), reflect.TypeFor[trimHashes](), reflect.TypeFor[llmreq.History]())
 }
 
 // TestTrimLongSystem: a system message longer than the hashed blocks
