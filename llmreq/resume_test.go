@@ -111,14 +111,7 @@ func resumePair(t *testing.T, rng *rand.Rand, name, path string, a, b []byte) {
 			continue
 		}
 		for round := range 3 {
-			var dirty []int
-			if round > 0 {
-				for i := range ra.Texts {
-					if rng.IntN(4) == 0 {
-						dirty = append(dirty, i)
-					}
-				}
-			}
+			dirty := someTexts(rng, ra, round)
 			res := ra.ResumeAt(n, dirty)
 			checkDirty(t, name, ra, dirty, res)
 			checkResumed(t, fmt.Sprintf("%s cut %d round %d", name, n, round), path, b, res)
@@ -228,6 +221,17 @@ func TestResumeConversation(t *testing.T) {
 	if resumed < requests*9/10 {
 		t.Fatalf("%d of %d requests left 90%% of their bytes unread, want nearly all (trims: %d)", resumed, requests, conv.Trims())
 	}
+}
+
+// someTexts returns none of r's texts in round 0, and about a quarter of
+// them, at random, in later rounds: the texts a caller marks to read again.
+func someTexts(rng *rand.Rand, r *Request, round int) (dirty []int) {
+	for i := range r.Texts {
+		if round > 0 && rng.IntN(4) == 0 {
+			dirty = append(dirty, i)
+		}
+	}
+	return dirty
 }
 
 // resendConversation sends conv's next requests, each resumed from the

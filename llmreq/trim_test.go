@@ -76,14 +76,7 @@ func trimPairs(t *testing.T, rng *rand.Rand, name, path string, a []byte, drops 
 				}
 				for _, n := range cuts {
 					for round := range 2 {
-						var dirty []int
-						if round > 0 {
-							for i := range ra.Texts {
-								if rng.IntN(4) == 0 {
-									dirty = append(dirty, i)
-								}
-							}
-						}
+						dirty := someTexts(rng, ra, round)
 						res := ra.History(dirty).Trimmed(x, y, n)
 						checkDirty(t, name, ra, dirty, res)
 						got := checkTrimmed(t, fmt.Sprintf("%s drop %d..%d at %d round %d more %v", name, x, y, n, round, more != ""), path, b, res)
