@@ -111,16 +111,36 @@ func (c *Cover) covers(u int) bool {
 type edit struct {
 	us, ue, bs, be, du int
 	from, to           int // the group's units in the text
+	rawFrom, rawTo     int // and its bytes
+}
+
+// An Edit is one replacement that makes a sanitized copy: the text's bytes
+// [From, To) are replaced by With. A copy is its text with its Edits
+// applied, in order.
+type Edit struct {
+	From, To int
+	With     string
+}
+
+// appendEdits appends to dst the Edits of edits, whose replacements are
+// in the copy out.
+func appendEdits(dst []Edit, edits []edit, out []byte) []Edit {
+	for _, ed := range edits {
+		dst = append(dst, Edit{From: ed.rawFrom, To: ed.rawTo, With: string(out[ed.bs:ed.be])})
+	}
+	return dst
 }
 
 // SanitizeScan returns Sanitize(raw, ms), its Scan and its Cover (as
 // ScanCover), given cov, the Cover of raw from ScanCover (nil: none, the
 // copy is scanned whole). When known (if not nil) reports the copy as one
 // a scan found no match in before, the copy is taken for safe unscanned: a
-// scan's outcome is the copy's bytes' alone.
-func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match, known func(copy []byte) bool) ([]byte, Result, *Cover) {
+// scan's outcome is the copy's bytes' alone. When edits is not nil, the
+// Edits that make the copy from raw are appended to it: a caller can then
+// write the copy as raw's own encoding with only the edits changed.
+func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match, known func(copy []byte) bool, edits *[]Edit) ([]byte, Result, *Cover) {
 	if cov == nil || cov.size != len(raw) {
-		out := e.Sanitize(raw, ms)
+		out := e.sanitizeCopy(raw, ms, edits)
 		if known != nil && known(out) {
 			return out, Result{Verdict: Safe, Sanitized: out}, nil
 		}
@@ -140,24 +160,22 @@ func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match, known func(cop
 		res, c := e.ScanCover(raw)
 		return raw, res, c
 	}
-	slices.SortFunc(spans, func(a, b span) int {
-		if a.start != b.start {
-			return int(a.start - b.start)
-		}
-		return int(a.rule - b.rule)
-	})
-	var edits []edit
+	sortSpans(spans)
+	var groups []edit
 	var out []byte
 	if slices.EqualFunc(spans, cov.reported, func(a, b span) bool { return a.rule == b.rule && a.start == b.start && a.end == b.end }) {
 		// Every match of the result: its copy.
-		edits, out = cov.edits, cov.sanitized
+		groups, out = cov.edits, cov.sanitized
 	} else {
-		out = e.sanitizeEdits(&t, spans, &edits, false)
+		out = e.sanitizeEdits(&t, spans, &groups, false)
+	}
+	if edits != nil {
+		*edits = appendEdits(*edits, groups, out)
 	}
 	if known != nil && known(out) {
 		return out, Result{Verdict: Safe, Sanitized: out}, nil
 	}
-	if !e.rescanWindows(out, cov, edits) {
+	if !e.rescanWindows(out, cov, groups) {
 		res, c := e.ScanCover(out)
 		return out, res, c
 	}

@@ -12,6 +12,25 @@ import (
 	"github.com/promptwall/promptwall/bench/chatbody"
 )
 
+// checkEdits holds SanitizeScan's Edits of raw to its copy: applied in
+// order, they make it, and each replaces whole bytes of raw with a group's
+// "[removed: ...]".
+func checkEdits(t testing.TB, raw []byte, eds []Edit, copy []byte) {
+	t.Helper()
+	var out []byte
+	prev := 0
+	for _, ed := range eds {
+		if ed.From < prev || ed.To < ed.From || ed.To > len(raw) || !strings.HasPrefix(ed.With, "[removed: ") {
+			t.Fatalf("%q: edit %+v after %d", raw, ed, prev)
+		}
+		out = append(append(out, raw[prev:ed.From]...), ed.With...)
+		prev = ed.To
+	}
+	if out = append(out, raw[prev:]...); !bytes.Equal(out, copy) {
+		t.Fatalf("%q: the edits %+v make %q, the copy is %q", raw, eds, out, copy)
+	}
+}
+
 // checkSanitizeScan holds SanitizeScan to Sanitize and Scan on raw with
 // the matches ms, and reports whether the windows alone decided.
 func checkSanitizeScan(t testing.TB, e *Engine, raw []byte, ms []Match) (windows bool) {
@@ -19,10 +38,17 @@ func checkSanitizeScan(t testing.TB, e *Engine, raw []byte, ms []Match) (windows
 	_, cov := e.ScanCover(raw)
 	want := e.Sanitize(raw, ms)
 	wantRes, wantCov := e.ScanCover(want)
-	got, res, gotCov := e.SanitizeScan(raw, cov, ms, nil)
+	var eds []Edit
+	got, res, gotCov := e.SanitizeScan(raw, cov, ms, nil, &eds)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("sanitized copy differs for %q with %v:\n got %q\nwant %q", raw, ms, got, want)
 	}
+	checkEdits(t, raw, eds, want)
+	eds = eds[:0]
+	if out, _, _ := e.SanitizeScan(raw, nil, ms, nil, &eds); !bytes.Equal(out, want) {
+		t.Fatalf("sanitized copy without a cover differs for %q with %v:\n got %q\nwant %q", raw, ms, out, want)
+	}
+	checkEdits(t, raw, eds, want)
 	if res.Verdict != wantRes.Verdict || !reflect.DeepEqual(res.Matches, wantRes.Matches) ||
 		!reflect.DeepEqual(res.CategoryCounts, wantRes.CategoryCounts) || !bytes.Equal(res.Sanitized, wantRes.Sanitized) {
 		t.Fatalf("result differs for %q with %v:\n got %+v\nwant %+v", raw, ms, res, wantRes)
@@ -69,14 +95,6 @@ func checkSanitizeScan(t testing.TB, e *Engine, raw []byte, ms []Match) (windows
 		t.Fatalf("windows cleared a copy with matches: %q with %v: %v", raw, ms, wantRes.Matches)
 	}
 	return windows
-}
-
-func sortSpans(spans []span) {
-	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && (spans[j].start < spans[j-1].start || spans[j].start == spans[j-1].start && spans[j].rule < spans[j-1].rule); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
-		}
-	}
 }
 
 // editSets returns the sets of matches a test sanitizes raw with: all of
@@ -284,17 +302,17 @@ func TestSanitizeScanKnown(t *testing.T) {
 		if len(res.Matches) == 0 {
 			t.Fatalf("%q: no match", text)
 		}
-		want, wantRes, _ := e.SanitizeScan(raw, cov, res.Matches, nil)
+		want, wantRes, _ := e.SanitizeScan(raw, cov, res.Matches, nil, nil)
 		for _, c := range []*Cover{cov, nil} {
 			var asked []byte
 			out, got, gotCov := e.SanitizeScan(raw, c, res.Matches, func(copy []byte) bool {
 				asked = append([]byte(nil), copy...)
 				return true
-			})
+			}, nil)
 			if !bytes.Equal(asked, want) || !bytes.Equal(out, want) || got.Verdict != Safe || len(got.Matches) != 0 || gotCov != nil {
 				t.Errorf("%q, cover %v: known asked about %q, returned %q %v %v; the copy is %q", text, c != nil, asked, out, got.Verdict, got.Matches, want)
 			}
-			out, got, _ = e.SanitizeScan(raw, c, res.Matches, func([]byte) bool { return false })
+			out, got, _ = e.SanitizeScan(raw, c, res.Matches, func([]byte) bool { return false }, nil)
 			if !bytes.Equal(out, want) || !reflect.DeepEqual(got, wantRes) {
 				t.Errorf("%q, cover %v: unknown copy %q %+v, SanitizeScan's %q %+v", text, c != nil, out, got, want, wantRes)
 			}

@@ -116,7 +116,7 @@ func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) 
 			us := from + du
 			ue := us + len("[removed: ]") + unitLen([]byte(category))
 			du += ue - us - (to - from)
-			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: from, to: to})
+			*edits = append(*edits, edit{us: us, ue: ue, bs: ob, be: size, du: du, from: from, to: to, rawFrom: bs, rawTo: be})
 		}
 		last = be
 		i = j

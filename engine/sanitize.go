@@ -11,6 +11,12 @@ import "slices"
 // Match; a match of a rule the engine does not have, or one outside raw,
 // is ignored. With every match of Scan(raw) it returns Scan(raw).Sanitized.
 func (e *Engine) Sanitize(raw []byte, ms []Match) []byte {
+	return e.sanitizeCopy(raw, ms, nil)
+}
+
+// sanitizeCopy is Sanitize, and appends the copy's Edits to edits when
+// it is not nil.
+func (e *Engine) sanitizeCopy(raw []byte, ms []Match, edits *[]Edit) []byte {
 	var t text
 	decodeText(raw, &t)
 	n := t.len()
@@ -25,13 +31,24 @@ func (e *Engine) Sanitize(raw []byte, ms []Match) []byte {
 	if len(spans) == 0 {
 		return raw
 	}
+	sortSpans(spans)
+	if edits == nil {
+		return e.sanitize(&t, spans)
+	}
+	var groups []edit
+	out := e.sanitizeEdits(&t, spans, &groups, false)
+	*edits = appendEdits(*edits, groups, out)
+	return out
+}
+
+// sortSpans sorts matches' spans by start, then rule.
+func sortSpans(spans []span) {
 	slices.SortFunc(spans, func(a, b span) int {
 		if a.start != b.start {
 			return int(a.start - b.start)
 		}
 		return int(a.rule - b.rule)
 	})
-	return e.sanitize(&t, spans)
 }
 
 // ruleIndex returns the index of the rule with id, or -1.

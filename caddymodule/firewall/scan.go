@@ -218,7 +218,7 @@ func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cov
 			return hit
 		}
 	}
-	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep, known)
+	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep, known, nil)
 	// The bytes are text's own or new, and nothing keeps them past the
 	// request (see policy.sanitized).
 	s := unsafe.String(unsafe.SliceData(b), len(b))
