@@ -106,6 +106,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/promptwall/promptwall/jsonstr"
 )
 
 // API names the request family, detected from the URL path and the body's shape (see APIs).
@@ -197,7 +199,9 @@ type Request struct {
 	// body is the caller's slice, not a copy: Rewrite copies untouched bytes from it and texts'
 	// values may be its bytes, so the caller must not modify it while the Request is in use.
 	body      []byte
-	fileTypes []fileType // media types of the file texts
+	fileTypes []fileType     // media types of the file texts
+	lits      []litMarks     // the long literals, by start (rewrite.go)
+	marks     []jsonstr.Mark // their marks
 
 	// For ResumeAt (resume.go): the elements of the message lists, the walker that read them
 	// (-1: several did), and the bytes ParseResumed left unread.
@@ -287,7 +291,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 		return nil, errVoid
 	}
 	w := walker{t: t, body: body, tooMany: -1, path: t.path[:0], scratch: t.scratch[:0],
-		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0], msgs: t.msgs[:0]}
+		paths: t.paths[:0], values: t.values[:0], spans: t.spans[:0], msgs: t.msgs[:0], lits: t.lits[:0], marks: t.marks[:0]}
 	// The string values and keys bound the texts (unless several walkers visit one literal).
 	// Up to smallBody of them, the texts are collected in the tape's buffer and copied out at
 	// their number (a 4 KiB chat has 21 string values and 10 texts: the bound was most of what a
@@ -337,12 +341,14 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 		clear(w.texts)
 	}
 	t.path, t.scratch, t.paths, t.values, t.spans, t.msgs = w.path, w.scratch, w.paths, w.values, w.spans, w.msgs
+	t.lits, t.marks = w.lits, w.marks
 	var msgs []message
 	if t.record && primary >= 0 {
 		msgs = slices.Clone(w.msgs)
 	}
+	lits, marks := keptMarks(w.lits, w.marks)
 	return &Request{API: api, Texts: inBodyOrder(texts), Documents: docsInBodyOrder(w.docs),
-		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes),
+		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes), lits: lits, marks: marks,
 		msgs: msgs, primary: primary, skipped: w.skipped}, nil
 }
 

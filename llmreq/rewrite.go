@@ -2,6 +2,8 @@ package llmreq
 
 import (
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/promptwall/promptwall/jsonstr"
 )
@@ -23,16 +25,32 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 	if len(repl) == 0 {
 		return r.body
 	}
-	return r.AppendRewrite(nil, repl)
+	return r.AppendRewrite(nil, repl, nil)
 }
 
 // AppendRewrite appends Rewrite's body to dst and returns it (with an empty repl, a copy of the
 // original bytes): a caller that sends many rewritten bodies can reuse its buffers.
-func (r *Request) AppendRewrite(dst []byte, repl map[int]string) []byte {
-	todo, size := r.splices(repl)
+//
+// edits (nil: none) may say how repl[i] is made from Texts[i].Value: a text's literal then keeps
+// its own bytes, escapes included, and only the edited spans are written anew, when the edits do
+// make repl[i], fall on characters the literal writes as themselves or between escapes, and the
+// literal is valid UTF-8; otherwise the literal is written whole, as without edits. A 256 KiB
+// text with a few spans sanitized is then not encoded again.
+func (r *Request) AppendRewrite(dst []byte, repl map[int]string, edits map[int][]Edit) []byte {
+	todo, size := r.splices(repl, edits)
 	out := slices.Grow(dst, max(size+size/16, len(r.body)))
 	prev := 0
+	var places [][2]int
 	for _, sp := range todo {
+		var ok bool
+		if places, ok = r.editPlaces(places[:0], sp); ok {
+			for k, ed := range sp.eds {
+				out = append(out, r.body[prev:places[k][0]]...)
+				out = appendUnquoted(out, ed.With)
+				prev = places[k][1]
+			}
+			continue
+		}
 		out = append(out, r.body[prev:sp.start]...)
 		out = r.appendLiteral(out, sp)
 		prev = sp.end
@@ -40,25 +58,40 @@ func (r *Request) AppendRewrite(dst []byte, repl map[int]string) []byte {
 	return append(out, r.body[prev:]...)
 }
 
-// A Splice is one string literal of the body that Rewrite replaces: Rewrite's body is the
-// original's bytes with each Splice's [Start, End) replaced by its literal.
+// An Edit is one change of a text: the bytes [From, To) of its Value replaced by With.
+type Edit struct {
+	From, To int
+	With     string
+}
+
+// A Splice is one span of the body that Rewrite replaces: Rewrite's body is the original's
+// bytes with each Splice's [Start, End) replaced by its bytes.
 type Splice struct {
-	Start, End int // the original literal's bytes, quotes included
-	// The new literal, quotes included, is lits[LitStart:LitEnd] of the AppendSplices that
-	// returned it.
+	Start, End int // a literal's bytes, quotes included, or an edited span inside one
+	// The new bytes are lits[LitStart:LitEnd] of the AppendSplices that returned it.
 	LitStart, LitEnd int
 }
 
-// AppendSplices appends to dst the new literals of Rewrite's body, and returns them with the
+// AppendSplices appends to dst the new bytes of AppendRewrite's body, and returns them with the
 // Splices that place them, in body order: a caller can send the body as the original's bytes
 // between them, without a copy of the whole.
-func (r *Request) AppendSplices(dst []byte, repl map[int]string) (lits []byte, splices []Splice) {
-	todo, _ := r.splices(repl)
-	splices = make([]Splice, len(todo))
-	for k, sp := range todo {
+func (r *Request) AppendSplices(dst []byte, repl map[int]string, edits map[int][]Edit) (lits []byte, splices []Splice) {
+	todo, _ := r.splices(repl, edits)
+	splices = make([]Splice, 0, len(todo))
+	var places [][2]int
+	for _, sp := range todo {
+		var ok bool
+		if places, ok = r.editPlaces(places[:0], sp); ok {
+			for k, ed := range sp.eds {
+				from := len(dst)
+				dst = appendUnquoted(dst, ed.With)
+				splices = append(splices, Splice{Start: places[k][0], End: places[k][1], LitStart: from, LitEnd: len(dst)})
+			}
+			continue
+		}
 		from := len(dst)
 		dst = r.appendLiteral(dst, sp)
-		splices[k] = Splice{Start: sp.start, End: sp.end, LitStart: from, LitEnd: len(dst)}
+		splices = append(splices, Splice{Start: sp.start, End: sp.end, LitStart: from, LitEnd: len(dst)})
 	}
 	return dst, splices
 }
@@ -66,11 +99,12 @@ func (r *Request) AppendSplices(dst []byte, repl map[int]string) (lits []byte, s
 type splice struct {
 	start, end, i int
 	s             string
+	eds           []Edit
 }
 
 // splices returns the literals repl replaces, in body order, one per literal, and the size
 // of the rewritten body.
-func (r *Request) splices(repl map[int]string) ([]splice, int) {
+func (r *Request) splices(repl map[int]string, edits map[int][]Edit) ([]splice, int) {
 	todo := make([]splice, 0, len(repl))
 	size := len(r.body)
 	for i, s := range repl {
@@ -82,7 +116,7 @@ func (r *Request) splices(repl map[int]string) ([]splice, int) {
 		if end-start < 2 || end > len(r.body) || r.unchanged(t, s) {
 			continue // not a text of this body (a caller-made Text), or nothing to do
 		}
-		todo = append(todo, splice{start, end, i, s})
+		todo = append(todo, splice{start, end, i, s, edits[i]})
 		size += len(s) + 2 - (end - start)
 	}
 	// Splice in body order, whatever order the caller left Texts in; of two entries for one
@@ -119,4 +153,89 @@ func (r *Request) unchanged(t *Text, s string) bool {
 		return s == t.Value && t.enc&encLossy == 0
 	}
 	return s == t.Value && jsonstr.ValidUTF8(r.body[t.start:t.end])
+}
+
+// litMarks says where the marks of the long literal at start are (jsonstr.UnquoteMarks):
+// Request.marks[m0:m1]; or plain: it has no escape and is valid UTF-8, its bytes its value's.
+type litMarks struct {
+	start  int32
+	plain  bool
+	m0, m1 int32
+}
+
+// marksMin is the shortest literal whose marks a parse keeps: a shorter one is walked from its
+// start.
+const marksMin = 16 << 10
+
+// keptMarks returns a parse's long literals, by start, and their marks, in two allocations
+// (none without long literals): the walker's are the tape's, which goes back to its pool.
+func keptMarks(lits []litMarks, marks []jsonstr.Mark) ([]litMarks, []jsonstr.Mark) {
+	if len(lits) == 0 {
+		return nil, nil
+	}
+	lits = slices.Clone(lits)
+	slices.SortStableFunc(lits, func(a, b litMarks) int { return int(a.start - b.start) })
+	return slices.CompactFunc(lits, func(a, b litMarks) bool { return a.start == b.start }), slices.Clone(marks)
+}
+
+// editPlaces appends to dst the body's spans that sp's edits replace, and reports whether
+// they make sp's replacement from the text's own literal (see AppendRewrite).
+func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
+	t := &r.Texts[sp.i]
+	if len(sp.eds) == 0 || t.enc != 0 || !editsMake(t.Value, sp.eds, sp.s) {
+		return dst, false
+	}
+	lit := r.body[sp.start+1 : sp.end-1]
+	var lm *litMarks
+	if k, ok := slices.BinarySearchFunc(r.lits, int32(sp.start), func(m litMarks, s int32) int { return int(m.start - s) }); ok {
+		lm = &r.lits[k]
+	} else if len(lit) >= marksMin || !jsonstr.ValidUTF8(lit) {
+		// A long literal without marks is not valid UTF-8 (emit), nor is this one.
+		return dst, false
+	}
+	for _, ed := range sp.eds {
+		from, to := ed.From, ed.To
+		if lm == nil || !lm.plain {
+			var ok1, ok2 bool
+			var ms []jsonstr.Mark
+			if lm != nil {
+				ms = r.marks[lm.m0:lm.m1]
+			}
+			from, ok1 = jsonstr.RawOffset(lit, ms, ed.From)
+			to, ok2 = jsonstr.RawOffset(lit, ms, ed.To)
+			if !ok1 || !ok2 {
+				return dst, false
+			}
+		}
+		dst = append(dst, [2]int{sp.start + 1 + from, sp.start + 1 + to})
+	}
+	return dst, true
+}
+
+// editsMake reports whether eds, in order, between characters of v, make s of v.
+func editsMake(v string, eds []Edit, s string) bool {
+	prev, at := 0, 0
+	for _, ed := range eds {
+		if ed.From < prev || ed.To < ed.From || ed.To > len(v) || !charStart(v, ed.From) || !charStart(v, ed.To) {
+			return false
+		}
+		seg := v[prev:ed.From]
+		if !strings.HasPrefix(s[at:], seg) || !strings.HasPrefix(s[at+len(seg):], ed.With) {
+			return false
+		}
+		at += len(seg) + len(ed.With)
+		prev = ed.To
+	}
+	return s[at:] == v[prev:]
+}
+
+// charStart reports whether offset i of s is the start of a character or s's end.
+func charStart(s string, i int) bool { return i == len(s) || utf8.RuneStart(s[i]) }
+
+// appendUnquoted appends s encoded as in a JSON string literal, without the quotes.
+func appendUnquoted(dst []byte, s string) []byte {
+	at := len(dst)
+	dst = jsonstr.Append(dst, s, false)
+	n := copy(dst[at:], dst[at+1:len(dst)-1])
+	return dst[:at+n]
 }

@@ -70,7 +70,12 @@ func TestRewriteKeepsEveryOtherByte(t *testing.T) {
 // spliced is Rewrite's body made from AppendSplices, whose literals it
 // appends after bytes of its own.
 func spliced(r *Request, repl map[int]string) []byte {
-	lits, sps := r.AppendSplices([]byte("prefix"), repl)
+	return splicedEdits(r, repl, nil)
+}
+
+// splicedEdits is spliced, with edits.
+func splicedEdits(r *Request, repl map[int]string, edits map[int][]Edit) []byte {
+	lits, sps := r.AppendSplices([]byte("prefix"), repl, edits)
 	var out []byte
 	prev := 0
 	for _, sp := range sps {

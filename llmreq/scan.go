@@ -58,7 +58,9 @@ type tape struct {
 	// Buffers of the walker, pooled with the tape (see walker).
 	path, scratch, paths, values []byte
 	spans                        []textSpan
-	texts                        []Text // zeroed before pooling: no text outlives its request
+	lits                         []litMarks     // the walker's, reused
+	marks                        []jsonstr.Mark // the marks they hold
+	texts                        []Text         // zeroed before pooling: no text outlives its request
 
 	// ParseResumed's (resume.go): whether to record the message lists (in msgs), the ranges to
 	// skip, the next one, and whether one was not where the scan expected it.

@@ -47,9 +47,12 @@ type walker struct {
 	docs      []Document
 	isImage   bool // an Anthropic image's source is being visited
 	fileTypes []fileType
-	tokenIDs  []string
-	fallback  int    // > 0 inside a generic body or an unknown member: token ids are looked for
-	fileBuf   []byte // a file's decoded literal
+	// The long literals, for Rewrite's edits, and their marks.
+	lits     []litMarks
+	marks    []jsonstr.Mark
+	tokenIDs []string
+	fallback int    // > 0 inside a generic body or an unknown member: token ids are looked for
+	fileBuf  []byte // a file's decoded literal
 
 	// Message lists (resume.go): what the walk of each element left; what skip nodes stood
 	// for; whether the element's first run step (stepped) continued a run (joined); the role
@@ -246,12 +249,20 @@ func (w *walker) emit(i int, role string) {
 		sp.val0, sp.val1, sp.inBody = n.start()+1, n.end()-1, true
 	} else {
 		sp.val0 = len(w.values)
-		if n.ascii() {
+		switch {
+		case len(lit) >= marksMin && (n.ascii() || jsonstr.ValidUTF8(lit)):
+			m0 := len(w.marks)
+			w.values, w.marks = jsonstr.UnquoteMarks(grow(w.values, len(lit)), lit, w.marks)
+			w.lits = append(w.lits, litMarks{start: int32(n.start()), m0: int32(m0), m1: int32(len(w.marks))})
+		case n.ascii():
 			w.values = jsonstr.UnquoteValid(grow(w.values, len(lit)), lit)
-		} else {
+		default:
 			w.values = jsonstr.Unquote(grow(w.values, len(lit)), lit)
 		}
 		sp.val1 = len(w.values)
+	}
+	if sp.inBody && n.end()-n.start()-2 >= marksMin {
+		w.lits = append(w.lits, litMarks{start: int32(n.start()), plain: true})
 	}
 	t := Text{Role: role, start: int32(n.start()), end: int32(n.end())}
 	if w.inText {
