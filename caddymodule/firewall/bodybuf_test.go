@@ -2,9 +2,11 @@ package firewall
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -125,7 +127,7 @@ func TestSpliceBody(t *testing.T) {
 		for _, chunk := range []int{1, 3, 17, 4096, 1 << 16} {
 			got := watchRecycle(t)
 			raw := append(getBodyBuf(int64(len(body))), body...)
-			lits, splices := req.AppendSplices(getBodyBuf(64), repl)
+			lits, splices := req.AppendSplices(getBodyBuf(64), repl, nil)
 			ub, n := spliceBody(raw, lits, splices)
 			if n != len(want) {
 				t.Fatalf("%v: length %d, want %d", repl, n, len(want))
@@ -153,6 +155,46 @@ func TestSpliceBody(t *testing.T) {
 			if len(*got) != 2 || &(*got)[0][:1][0] != &raw[:1][0] || cap((*got)[1]) != cap(lits) {
 				t.Fatalf("%d buffers recycled, want the body's and the literals'", len(*got))
 			}
+		}
+	}
+}
+
+// TestSanitizeKeepsLiteral: a long text sanitized in one round goes to the
+// upstream as its literal's own bytes, escapes and all, with only the
+// replaced span written anew; its value is what rewriting the whole
+// literal gives. So for a body that came gzip'd, rewritten decoded.
+func TestSanitizeKeepsLiteral(t *testing.T) {
+	fx := newFixture(t, &Firewall{})
+	filler := strings.Repeat(`line \"q\" caf\u00e9 \ud83d\ude00 na\u00efve\n`, 900)
+	susp, _ := json.Marshal(suspText)
+	lit := filler + string(susp[1:len(susp)-1]) + " " + filler
+	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"` + lit + `"}]}`
+	var text string
+	if err := json.Unmarshal([]byte(`"`+lit+`"`), &text); err != nil {
+		t.Fatal(err)
+	}
+	wantText := strings.Replace(text, suspText, suspSan, 1)
+	for _, coding := range []string{"", "gzip"} {
+		req := post("/v1/chat/completions", body)
+		if coding != "" {
+			req = post("/v1/chat/completions", string(compress(t, coding, []byte(body))))
+			req.Header.Set("Content-Encoding", coding)
+		}
+		res := fx.do(t, req)
+		var got struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if !res.up.called || json.Unmarshal(res.up.body, &got) != nil || len(got.Messages) != 1 || got.Messages[0].Content != wantText {
+			t.Fatalf("%q: the upstream got %d bytes, not the sanitized text", coding, len(res.up.body))
+		}
+		// The literal's own bytes on both sides of the replaced span.
+		san, _ := json.Marshal(suspSan)
+		want := strings.Replace(body, string(susp[1:len(susp)-1]), string(san[1:len(san)-1]), 1)
+		if string(res.up.body) != want {
+			t.Fatalf("%q: the upstream got %.200q..., want the literal with one span replaced", coding, res.up.body)
+		}
+		if res.up.header.Get("Content-Length") != strconv.Itoa(len(want)) {
+			t.Fatalf("%q: Content-Length %s, body %d bytes", coding, res.up.header.Get("Content-Length"), len(want))
 		}
 	}
 }

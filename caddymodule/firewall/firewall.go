@@ -582,11 +582,11 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	case action != ActionSanitize:
 		ub, owned = newUpstreamBody(raw), false
 	case decoded:
-		up := req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl)
+		up := req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl, out.edits)
 		ub, size = newUpstreamBody(up), len(up)
 		markRewritten(r, decoded)
 	default:
-		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl))), repl)
+		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl, out.edits))), repl, out.edits)
 		ub, size = spliceBody(raw, lits, splices)
 		owned = false
 		markRewritten(r, decoded)
@@ -597,12 +597,18 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	return err
 }
 
-// rewrittenSize is about the size of repl's literals: a first buffer for
-// AppendSplices.
-func rewrittenSize(repl map[int]string) int {
+// rewrittenSize is about the size of the new bytes of repl and edits: a
+// first buffer for AppendSplices.
+func rewrittenSize(repl map[int]string, edits map[int][]llmreq.Edit) int {
 	n := 0
-	for _, s := range repl {
-		n += len(s) + len(s)/16 + 2
+	for i, s := range repl {
+		eds, ok := edits[i]
+		if !ok {
+			n += len(s) + len(s)/16 + 2
+		}
+		for _, ed := range eds {
+			n += len(ed.With) + len(ed.With)/16
+		}
 	}
 	return n
 }

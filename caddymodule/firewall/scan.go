@@ -42,6 +42,9 @@ type outcome struct {
 	unscanned  int            // files and token-id prompts passed unread (documents.go)
 	refusal    *failure       // set when the request must be refused unscanned
 	client     uint64         // whose safe-text cache entries scan used
+	// edits[i] makes sanitize's replacement of text i from it, when one
+	// round of edits did (llmreq.Request.AppendSplices).
+	edits map[int][]llmreq.Edit
 }
 
 // scan runs the engine over every text whose role is scanned, but those
@@ -166,9 +169,14 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 			res = &all
 		}
 		cov := covers[i]
+		var eds []engine.Edit
 		for round := 1; ; round++ {
 			var next engine.Result
-			text, next, cov = f.sanitizeScan(text, res, cov, o.client)
+			want := &eds // the first round's edits are of the text itself
+			if round > 1 {
+				want, eds = nil, nil
+			}
+			text, next, cov = f.sanitizeScan(text, res, cov, o.client, want)
 			act := f.policy.strongest(next.Matches)
 			if act < doSanitize {
 				break
@@ -180,6 +188,14 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 			res = &next
 		}
 		repl[i] = text
+		if len(eds) > 0 {
+			if o.edits == nil {
+				o.edits = map[int][]llmreq.Edit{}
+			}
+			for _, ed := range eds {
+				o.edits[i] = append(o.edits[i], llmreq.Edit{From: ed.From, To: ed.To, With: ed.With})
+			}
+		}
 	}
 	if path, dirty := f.rescanJoined(req, repl); dirty {
 		o.blockedAt = path
@@ -198,7 +214,7 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 // scan found no match is remembered for client, and is not scanned when
 // the client sends its original again. The original is scanned every
 // time; a conversation with a flagged text sanitizes it every turn.
-func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cover, client uint64) (string, engine.Result, *engine.Cover) {
+func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cover, client uint64, edits *[]engine.Edit) (string, engine.Result, *engine.Cover) {
 	keep := make([]engine.Match, 0, len(res.Matches))
 	for i := range res.Matches {
 		if f.policy.of(&res.Matches[i]) >= doSanitize {
@@ -218,7 +234,7 @@ func (f *Firewall) sanitizeScan(text string, res *engine.Result, cov *engine.Cov
 			return hit
 		}
 	}
-	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep, known, nil)
+	b, next, cov := f.engine.SanitizeScan(unsafe.Slice(unsafe.StringData(text), len(text)), cov, keep, known, edits)
 	// The bytes are text's own or new, and nothing keeps them past the
 	// request (see policy.sanitized).
 	s := unsafe.String(unsafe.SliceData(b), len(b))
