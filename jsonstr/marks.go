@@ -49,13 +49,17 @@ func UnquoteMarks(dst, s []byte, marks []Mark) ([]byte, []Mark) {
 }
 
 // RawOffset returns the offset in s, a literal's bytes between its quotes,
-// valid UTF-8, of the value's byte offset value, walking from the last of
-// marks (UnquoteMarks's for s; none: the start) at or before it. It
-// reports false when value is inside the value of an escape, or past the
-// end.
-func RawOffset(s []byte, marks []Mark, value int) (int, bool) {
-	i, v := 0, 0
-	if k := sort.Search(len(marks), func(k int) bool { return marks[k].Value > value }); k > 0 {
+// valid UTF-8, of the value's byte offset value, walking from the later of
+// at (a place known to line up, such as the last RawOffset's: the zero
+// Mark for none) and the last of marks (UnquoteMarks's for s) at or before
+// value. It reports false when value is inside the value of an escape, or
+// past the end, or before at.
+func RawOffset(s []byte, marks []Mark, at Mark, value int) (int, bool) {
+	if value < at.Value {
+		return 0, false
+	}
+	i, v := at.Raw, at.Value
+	if k := sort.Search(len(marks), func(k int) bool { return marks[k].Value > value }); k > 0 && marks[k-1].Value > v {
 		i, v = marks[k-1].Raw, marks[k-1].Value
 	}
 	var scratch [utf8Max]byte
@@ -74,7 +78,7 @@ func RawOffset(s []byte, marks []Mark, value int) (int, bool) {
 			break
 		}
 		next, out, ok := unescape(scratch[:0], s, i, false, &canonical)
-		if !ok || v+len(out) > value && v < value {
+		if !ok || v+len(out) > value {
 			return 0, false
 		}
 		i, v = next, v+len(out)

@@ -77,19 +77,32 @@ func checkMarks(t *testing.T, s []byte) {
 			t.Fatalf("%q: mark %v, not a place where the literal and the value line up", s, m)
 		}
 	}
+	var at Mark // the last offset's place, walked on from
 	for v, r := range expect {
 		for _, ms := range [][]Mark{marks, nil} {
 			if ms == nil && len(s) > 2000 && v%257 != 0 {
 				continue // walked from the start: a sample
 			}
-			got, ok := RawOffset(s, ms, v)
+			got, ok := RawOffset(s, ms, Mark{}, v)
 			if ok != (r >= 0) || ok && got != r {
 				t.Fatalf("%q (%d marks): RawOffset(%d) = %d, %v; want %d", s, len(ms), v, got, ok, r)
 			}
 		}
+		got, ok := RawOffset(s, nil, at, v)
+		if ok != (r >= 0) || ok && got != r {
+			t.Fatalf("%q: RawOffset(%d) from %v = %d, %v; want %d", s, v, at, got, ok, r)
+		}
+		if ok {
+			at = Mark{Raw: got, Value: v}
+		}
 	}
-	if _, ok := RawOffset(s, marks, len(want)+1); ok {
+	if _, ok := RawOffset(s, marks, Mark{}, len(want)+1); ok {
 		t.Fatalf("%q: an offset past the value's end", s)
+	}
+	if len(want) > 0 {
+		if _, ok := RawOffset(s, marks, Mark{Raw: len(s), Value: len(want)}, 0); ok {
+			t.Fatalf("%q: an offset before the place walked from", s)
+		}
 	}
 }
 

@@ -91,24 +91,26 @@ func TestRewriteEdits(t *testing.T) {
 					keptAny = true
 				}
 			}
-			if !keptAny {
-				t.Fatalf("%d bytes: no edits kept the literal's bytes", len(lit))
+			if keptAny != (len(lit) >= marksMin) {
+				t.Fatalf("%d-byte literal: edits kept its bytes %v, want only from %d bytes", len(lit), keptAny, marksMin)
 			}
 		}
 	}
 	// Edits that do not make the replacement, or fall inside a character
 	// or an escape's value, leave the literal written whole.
-	body := `{"messages":[{"role":"user","content":"ab\u00e9cd é ef"}]}`
+	pad := strings.Repeat("x", marksMin)
+	body := `{"messages":[{"role":"user","content":"` + pad + `ab\u00e9cd é ef"}]}`
 	r := mustParse(t, path, body)
 	v := r.Texts[0].Value
+	p := len(pad)
 	for _, c := range []struct {
 		eds  []Edit
 		repl string
 	}{
-		{[]Edit{{From: 0, To: 1, With: "X"}}, "Yb" + v[2:]},                    // not what the edits make
-		{[]Edit{{From: 3, To: 4, With: "X"}}, v[:3] + "X" + v[4:]},             // inside é of \u00e9
-		{[]Edit{{From: 8, To: 9, With: "X"}}, v[:8] + "X" + v[9:]},             // inside the literal é
-		{[]Edit{{From: 4, To: 5, With: "X"}, {From: 0, To: 1, With: "Y"}}, ""}, // out of order
+		{[]Edit{{From: p, To: p + 1, With: "X"}}, v[:p] + "Yb" + v[p+2:]},                   // not what the edits make
+		{[]Edit{{From: p + 3, To: p + 4, With: "X"}}, v[:p+3] + "X" + v[p+4:]},              // inside é of \u00e9
+		{[]Edit{{From: p + 8, To: p + 9, With: "X"}}, v[:p+8] + "X" + v[p+9:]},              // inside the literal é
+		{[]Edit{{From: p + 4, To: p + 5, With: "X"}, {From: p, To: p + 1, With: "Y"}}, "z"}, // out of order
 	} {
 		want := r.AppendRewrite(nil, map[int]string{0: c.repl}, nil)
 		got := r.AppendRewrite(nil, map[int]string{0: c.repl}, map[int][]Edit{0: c.eds})
@@ -117,16 +119,19 @@ func TestRewriteEdits(t *testing.T) {
 		}
 	}
 	// And the edited spans are all that change: an escape elsewhere stays.
-	eds := []Edit{{From: 0, To: 2, With: "[removed: x]"}}
-	if got := string(r.AppendRewrite(nil, map[int]string{0: applyEdits(v, eds)}, map[int][]Edit{0: eds})); got != `{"messages":[{"role":"user","content":"[removed: x]\u00e9cd é ef"}]}` {
+	eds := []Edit{{From: p, To: p + 2, With: "[removed: x]"}}
+	if got := string(r.AppendRewrite(nil, map[int]string{0: applyEdits(v, eds)}, map[int][]Edit{0: eds})); got != `{"messages":[{"role":"user","content":"`+pad+`[removed: x]\u00e9cd é ef"}]}` {
 		t.Errorf("edited body %s", got)
 	}
 }
 
 func FuzzRewriteEdits(f *testing.F) {
-	f.Add([]byte(`{"messages":[{"role":"user","content":"a\u00e9\n\"b\ud83d\ude00 é"}]}`), uint64(1), uint(0))
-	f.Fuzz(func(t *testing.T, body []byte, seed uint64, which uint) {
+	f.Add([]byte(`a\u00e9\n\"b\ud83d\ude00 é`), uint64(1), uint(0))
+	f.Fuzz(func(t *testing.T, lit []byte, seed uint64, which uint) {
+		// A long literal of the fuzzer's bytes, in a message and a key.
 		const path = "/v1/chat/completions"
+		long := bytes.Repeat(lit, marksMin/max(1, len(lit))+1)
+		body := []byte(`{"messages":[{"role":"user","content":"` + string(long) + `"},{"role":"user","content":"` + string(lit) + `"}]}`)
 		r, err := Parse(path, body)
 		if err != nil || len(r.Texts) == 0 {
 			return

@@ -34,7 +34,8 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 // edits (nil: none) may say how repl[i] is made from Texts[i].Value: a text's literal then keeps
 // its own bytes, escapes included, and only the edited spans are written anew, when the edits do
 // make repl[i], fall on characters the literal writes as themselves or between escapes, and the
-// literal is valid UTF-8; otherwise the literal is written whole, as without edits. A 256 KiB
+// literal is valid UTF-8 and MinEdited bytes or more; otherwise the literal is written whole, as
+// without edits. A 256 KiB
 // text with a few spans sanitized is then not encoded again.
 func (r *Request) AppendRewrite(dst []byte, repl map[int]string, edits map[int][]Edit) []byte {
 	todo, size := r.splices(repl, edits)
@@ -163,8 +164,11 @@ type litMarks struct {
 	m0, m1 int32
 }
 
-// marksMin is the shortest literal whose marks a parse keeps: a shorter one is walked from its
-// start.
+// MinEdited is the shortest literal, in bytes, that AppendRewrite keeps around its edits: a
+// shorter one is cheap to write whole, and a caller need not find its edits.
+const MinEdited = marksMin
+
+// marksMin is the shortest literal whose marks a parse keeps.
 const marksMin = 16 << 10
 
 // keptMarks returns a parse's long literals, by start, and their marks, in two allocations
@@ -185,27 +189,27 @@ func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
 	if len(sp.eds) == 0 || t.enc != 0 || !editsMake(t.Value, sp.eds, sp.s) {
 		return dst, false
 	}
-	lit := r.body[sp.start+1 : sp.end-1]
-	var lm *litMarks
-	if k, ok := slices.BinarySearchFunc(r.lits, int32(sp.start), func(m litMarks, s int32) int { return int(m.start - s) }); ok {
-		lm = &r.lits[k]
-	} else if len(lit) >= marksMin || !jsonstr.ValidUTF8(lit) {
-		// A long literal without marks is not valid UTF-8 (emit), nor is this one.
+	// Only a long literal: a short one is cheap to write whole.
+	k, ok := slices.BinarySearchFunc(r.lits, int32(sp.start), func(m litMarks, s int32) int { return int(m.start - s) })
+	if !ok {
 		return dst, false
 	}
+	lm := &r.lits[k]
+	lit, ms := r.body[sp.start+1:sp.end-1], r.marks[lm.m0:lm.m1]
+	var at jsonstr.Mark // where the last offset was found: the edits are in order
+	place := func(value int) (int, bool) {
+		if lm.plain {
+			return value, true
+		}
+		raw, ok := jsonstr.RawOffset(lit, ms, at, value)
+		at = jsonstr.Mark{Raw: raw, Value: value}
+		return raw, ok
+	}
 	for _, ed := range sp.eds {
-		from, to := ed.From, ed.To
-		if lm == nil || !lm.plain {
-			var ok1, ok2 bool
-			var ms []jsonstr.Mark
-			if lm != nil {
-				ms = r.marks[lm.m0:lm.m1]
-			}
-			from, ok1 = jsonstr.RawOffset(lit, ms, ed.From)
-			to, ok2 = jsonstr.RawOffset(lit, ms, ed.To)
-			if !ok1 || !ok2 {
-				return dst, false
-			}
+		from, ok1 := place(ed.From)
+		to, ok2 := place(ed.To)
+		if !ok1 || !ok2 {
+			return dst, false
 		}
 		dst = append(dst, [2]int{sp.start + 1 + from, sp.start + 1 + to})
 	}

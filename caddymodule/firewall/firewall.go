@@ -586,7 +586,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		ub, size = newUpstreamBody(up), len(up)
 		markRewritten(r, decoded)
 	default:
-		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl, out.edits))), repl, out.edits)
+		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl))), repl, out.edits)
 		ub, size = spliceBody(raw, lits, splices)
 		owned = false
 		markRewritten(r, decoded)
@@ -597,18 +597,13 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	return err
 }
 
-// rewrittenSize is about the size of the new bytes of repl and edits: a
-// first buffer for AppendSplices.
-func rewrittenSize(repl map[int]string, edits map[int][]llmreq.Edit) int {
+// rewrittenSize is about the size of repl's literals: a first buffer for
+// AppendSplices, big enough for a long text's edits that cannot be used
+// (the literal is then written whole).
+func rewrittenSize(repl map[int]string) int {
 	n := 0
-	for i, s := range repl {
-		eds, ok := edits[i]
-		if !ok {
-			n += len(s) + len(s)/16 + 2
-		}
-		for _, ed := range eds {
-			n += len(ed.With) + len(ed.With)/16
-		}
+	for _, s := range repl {
+		n += len(s) + len(s)/16 + 2
 	}
 	return n
 }

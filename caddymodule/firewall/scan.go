@@ -172,8 +172,10 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 		var eds []engine.Edit
 		for round := 1; ; round++ {
 			var next engine.Result
-			want := &eds // the first round's edits are of the text itself
-			if round > 1 {
+			// The first round's edits are of the text itself, and a
+			// rewrite uses a long text's only.
+			want := &eds
+			if round > 1 || len(req.Texts[i].Value) < llmreq.MinEdited {
 				want, eds = nil, nil
 			}
 			text, next, cov = f.sanitizeScan(text, res, cov, o.client, want)
