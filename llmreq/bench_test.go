@@ -131,7 +131,7 @@ func TestBenchBodies(t *testing.T) {
 
 // TestParseAllocations pins the cost of the hot path: the Request, its Texts, one string for all
 // paths and one for all values, whatever the body's size (the index is pooled); and for a body
-// with literals of marksMin bytes or more, their records and marks (two).
+// with literals of MinEdited bytes or more, their records and marks (two).
 func TestParseAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector empties sync.Pool at random")
@@ -144,7 +144,7 @@ func TestParseAllocations(t *testing.T) {
 			}
 		})
 		want := 5.0
-		if size > marksMin {
+		if size > MinEdited {
 			want += 2
 		}
 		if n > want {

@@ -164,12 +164,10 @@ type litMarks struct {
 	m0, m1 int32
 }
 
-// MinEdited is the shortest literal, in bytes, that AppendRewrite keeps around its edits: a
-// shorter one is cheap to write whole, and a caller need not find its edits.
-const MinEdited = marksMin
-
-// marksMin is the shortest literal whose marks a parse keeps.
-const marksMin = 16 << 10
+// MinEdited is the shortest literal, in bytes, that AppendRewrite keeps around its edits, and
+// whose marks a parse keeps: a shorter one is cheap to write whole, and a caller need not find
+// its edits.
+const MinEdited = 16 << 10
 
 // keptMarks returns a parse's long literals, by start, and their marks, in two allocations
 // (none without long literals): the walker's are the tape's, which goes back to its pool.
@@ -185,13 +183,10 @@ func keptMarks(lits []litMarks, marks []jsonstr.Mark) ([]litMarks, []jsonstr.Mar
 // editPlaces appends to dst the body's spans that sp's edits replace, and reports whether
 // they make sp's replacement from the text's own literal (see AppendRewrite).
 func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
+	// Only a long literal (one with a record): a short one is cheap to write whole.
 	t := &r.Texts[sp.i]
-	if len(sp.eds) == 0 || t.enc != 0 || !editsMake(t.Value, sp.eds, sp.s) {
-		return dst, false
-	}
-	// Only a long literal: a short one is cheap to write whole.
 	k, ok := slices.BinarySearchFunc(r.lits, int32(sp.start), func(m litMarks, s int32) int { return int(m.start - s) })
-	if !ok {
+	if !ok || len(sp.eds) == 0 || t.enc != 0 || !editsMake(t.Value, sp.eds, sp.s) {
 		return dst, false
 	}
 	lm := &r.lits[k]

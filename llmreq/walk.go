@@ -250,7 +250,7 @@ func (w *walker) emit(i int, role string) {
 	} else {
 		sp.val0 = len(w.values)
 		switch {
-		case len(lit) >= marksMin && (n.ascii() || jsonstr.ValidUTF8(lit)):
+		case len(lit) >= MinEdited && (n.ascii() || jsonstr.ValidUTF8(lit)):
 			m0 := len(w.marks)
 			w.values, w.marks = jsonstr.UnquoteMarks(grow(w.values, len(lit)), lit, w.marks)
 			w.lits = append(w.lits, litMarks{start: int32(n.start()), m0: int32(m0), m1: int32(len(w.marks))})
@@ -261,7 +261,7 @@ func (w *walker) emit(i int, role string) {
 		}
 		sp.val1 = len(w.values)
 	}
-	if sp.inBody && n.end()-n.start()-2 >= marksMin {
+	if sp.inBody && n.end()-n.start()-2 >= MinEdited {
 		w.lits = append(w.lits, litMarks{start: int32(n.start()), plain: true})
 	}
 	t := Text{Role: role, start: int32(n.start()), end: int32(n.end())}
