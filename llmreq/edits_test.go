@@ -111,6 +111,7 @@ func TestRewriteEdits(t *testing.T) {
 		{[]Edit{{From: p + 3, To: p + 4, With: "X"}}, v[:p+3] + "X" + v[p+4:]},              // inside é of \u00e9
 		{[]Edit{{From: p + 8, To: p + 9, With: "X"}}, v[:p+8] + "X" + v[p+9:]},              // inside the literal é
 		{[]Edit{{From: p + 4, To: p + 5, With: "X"}, {From: p, To: p + 1, With: "Y"}}, "z"}, // out of order
+		{[]Edit{{From: p, To: p + 1, With: ""}}, v[:p] + v[p+1:]},                           // writes nothing
 	} {
 		want := r.AppendRewrite(nil, map[int]string{0: c.repl}, nil)
 		got := r.AppendRewrite(nil, map[int]string{0: c.repl}, map[int][]Edit{0: c.eds})
@@ -118,6 +119,18 @@ func TestRewriteEdits(t *testing.T) {
 			t.Errorf("edits %+v: %q, want the whole literal %q", c.eds, got, want)
 		}
 	}
+	// Halves of a pair around a span removed stay apart.
+	body = `{"messages":[{"role":"user","content":"` + pad + `\ud83dXY\ude00"}]}`
+	r = mustParse(t, path, body)
+	v = r.Texts[0].Value
+	gone := []Edit{{From: p + 3, To: p + 5, With: ""}}
+	repl := map[int]string{0: applyEdits(v, gone)}
+	if got, err := Parse(path, r.AppendRewrite(nil, repl, map[int][]Edit{0: gone})); err != nil || got.Texts[0].Value != repl[0] {
+		t.Errorf("with the span between the halves removed, the text ends %+q (%v)", got.Texts[0].Value[len(got.Texts[0].Value)-8:], err)
+	}
+	body = `{"messages":[{"role":"user","content":"` + pad + `ab\u00e9cd é ef"}]}`
+	r = mustParse(t, path, body)
+	v = r.Texts[0].Value
 	// And the edited spans are all that change: an escape elsewhere stays.
 	eds := []Edit{{From: p, To: p + 2, With: "[removed: x]"}}
 	if got := string(r.AppendRewrite(nil, map[int]string{0: applyEdits(v, eds)}, map[int][]Edit{0: eds})); got != `{"messages":[{"role":"user","content":"`+pad+`[removed: x]\u00e9cd é ef"}]}` {

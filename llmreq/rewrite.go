@@ -211,11 +211,13 @@ func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
 	return dst, true
 }
 
-// editsMake reports whether eds, in order, between characters of v, make s of v.
+// editsMake reports whether eds, in order, between characters of v, make s of v. Each must
+// write something: an empty one could join the halves of a surrogate pair, \ud83d and \ude00,
+// that the value reads as two U+FFFD.
 func editsMake(v string, eds []Edit, s string) bool {
 	prev, at := 0, 0
 	for _, ed := range eds {
-		if ed.From < prev || ed.To < ed.From || ed.To > len(v) || !charStart(v, ed.From) || !charStart(v, ed.To) {
+		if ed.From < prev || ed.To < ed.From || ed.To > len(v) || ed.With == "" || !charStart(v, ed.From) || !charStart(v, ed.To) {
 			return false
 		}
 		seg := v[prev:ed.From]
