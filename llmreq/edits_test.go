@@ -107,11 +107,12 @@ func TestRewriteEdits(t *testing.T) {
 		eds  []Edit
 		repl string
 	}{
-		{[]Edit{{From: p, To: p + 1, With: "X"}}, v[:p] + "Yb" + v[p+2:]},                   // not what the edits make
-		{[]Edit{{From: p + 3, To: p + 4, With: "X"}}, v[:p+3] + "X" + v[p+4:]},              // inside é of \u00e9
-		{[]Edit{{From: p + 8, To: p + 9, With: "X"}}, v[:p+8] + "X" + v[p+9:]},              // inside the literal é
-		{[]Edit{{From: p + 4, To: p + 5, With: "X"}, {From: p, To: p + 1, With: "Y"}}, "z"}, // out of order
-		{[]Edit{{From: p, To: p + 1, With: ""}}, v[:p] + v[p+1:]},                           // writes nothing
+		{[]Edit{{From: p, To: p + 1, With: "X"}}, v[:p] + "Yb" + v[p+2:]},                                                        // not what the edits make
+		{[]Edit{{From: p + 3, To: p + 4, With: "X"}}, v[:p+3] + "X" + v[p+4:]},                                                   // inside é of \u00e9
+		{[]Edit{{From: p + 8, To: p + 9, With: "X"}}, v[:p+8] + "X" + v[p+9:]},                                                   // inside the literal é
+		{[]Edit{{From: p + 4, To: p + 5, With: "X"}, {From: p, To: p + 1, With: "Y"}}, "z"},                                      // out of order
+		{[]Edit{{From: p, To: p + 1, With: ""}}, v[:p] + v[p+1:]},                                                                // writes nothing
+		{[]Edit{{From: p, To: p + 1, With: "X"}, {From: p + 3, To: p + 4, With: "Y"}}, v[:p] + "X" + v[p+1:p+3] + "Y" + v[p+4:]}, // the second inside \u00e9
 	} {
 		want := r.AppendRewrite(nil, map[int]string{0: c.repl}, nil)
 		got := r.AppendRewrite(nil, map[int]string{0: c.repl}, map[int][]Edit{0: c.eds})

@@ -35,26 +35,15 @@ func (r *Request) Rewrite(repl map[int]string) []byte {
 // its own bytes, escapes included, and only the edited spans are written anew, when the edits do
 // make repl[i], fall on characters the literal writes as themselves or between escapes, and the
 // literal is valid UTF-8 and MinEdited bytes or more; otherwise the literal is written whole, as
-// without edits. A 256 KiB
-// text with a few spans sanitized is then not encoded again.
+// without edits. A 256 KiB text with a few spans sanitized is then not encoded again.
 func (r *Request) AppendRewrite(dst []byte, repl map[int]string, edits map[int][]Edit) []byte {
 	todo, size := r.splices(repl, edits)
 	out := slices.Grow(dst, max(size+size/16, len(r.body)))
 	prev := 0
-	var places [][2]int
-	for _, sp := range todo {
-		var ok bool
-		if places, ok = r.editPlaces(places[:0], sp); ok {
-			for k, ed := range sp.eds {
-				out = append(out, r.body[prev:places[k][0]]...)
-				out = appendUnquoted(out, ed.With)
-				prev = places[k][1]
-			}
-			continue
-		}
-		out = append(out, r.body[prev:sp.start]...)
-		out = r.appendLiteral(out, sp)
-		prev = sp.end
+	for _, p := range r.pieces(todo) {
+		out = append(out, r.body[prev:p.start]...)
+		out = r.appendPiece(out, p)
+		prev = p.end
 	}
 	return append(out, r.body[prev:]...)
 }
@@ -78,23 +67,42 @@ type Splice struct {
 // between them, without a copy of the whole.
 func (r *Request) AppendSplices(dst []byte, repl map[int]string, edits map[int][]Edit) (lits []byte, splices []Splice) {
 	todo, _ := r.splices(repl, edits)
-	splices = make([]Splice, 0, len(todo))
-	var places [][2]int
-	for _, sp := range todo {
-		var ok bool
-		if places, ok = r.editPlaces(places[:0], sp); ok {
-			for k, ed := range sp.eds {
-				from := len(dst)
-				dst = appendUnquoted(dst, ed.With)
-				splices = append(splices, Splice{Start: places[k][0], End: places[k][1], LitStart: from, LitEnd: len(dst)})
-			}
-			continue
-		}
+	ps := r.pieces(todo)
+	splices = make([]Splice, len(ps))
+	for k, p := range ps {
 		from := len(dst)
-		dst = r.appendLiteral(dst, sp)
-		splices = append(splices, Splice{Start: sp.start, End: sp.end, LitStart: from, LitEnd: len(dst)})
+		dst = r.appendPiece(dst, p)
+		splices[k] = Splice{Start: p.start, End: p.end, LitStart: from, LitEnd: len(dst)}
 	}
 	return dst, splices
+}
+
+// A piece is one span of the body a rewrite replaces and what replaces it: an edit's With where
+// the literal keeps its own bytes (editPieces), else sp's whole new literal.
+type piece struct {
+	start, end int
+	with       string
+	sp         *splice // nil for an edit
+}
+
+// pieces returns the pieces of todo, in body order.
+func (r *Request) pieces(todo []splice) []piece {
+	ps := make([]piece, 0, len(todo))
+	for k := range todo {
+		var ok bool
+		if ps, ok = r.editPieces(ps, &todo[k]); !ok {
+			ps = append(ps, piece{start: todo[k].start, end: todo[k].end, sp: &todo[k]})
+		}
+	}
+	return ps
+}
+
+// appendPiece appends p's new bytes to dst.
+func (r *Request) appendPiece(dst []byte, p piece) []byte {
+	if p.sp != nil {
+		return r.appendLiteral(dst, *p.sp)
+	}
+	return appendUnquoted(dst, p.with)
 }
 
 type splice struct {
@@ -180,9 +188,9 @@ func keptMarks(lits []litMarks, marks []jsonstr.Mark) ([]litMarks, []jsonstr.Mar
 	return slices.CompactFunc(lits, func(a, b litMarks) bool { return a.start == b.start }), slices.Clone(marks)
 }
 
-// editPlaces appends to dst the body's spans that sp's edits replace, and reports whether
-// they make sp's replacement from the text's own literal (see AppendRewrite).
-func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
+// editPieces appends to dst the pieces of sp's edits, and reports whether they make sp's
+// replacement from the text's own literal (see AppendRewrite); dst is as it was when not.
+func (r *Request) editPieces(dst []piece, sp *splice) ([]piece, bool) {
 	// Only a long literal (one with a record): a short one is cheap to write whole.
 	t := &r.Texts[sp.i]
 	k, ok := slices.BinarySearchFunc(r.lits, int32(sp.start), func(m litMarks, s int32) int { return int(m.start - s) })
@@ -200,13 +208,14 @@ func (r *Request) editPlaces(dst [][2]int, sp splice) ([][2]int, bool) {
 		at = jsonstr.Mark{Raw: raw, Value: value}
 		return raw, ok
 	}
+	n := len(dst)
 	for _, ed := range sp.eds {
 		from, ok1 := place(ed.From)
 		to, ok2 := place(ed.To)
 		if !ok1 || !ok2 {
-			return dst, false
+			return dst[:n], false
 		}
-		dst = append(dst, [2]int{sp.start + 1 + from, sp.start + 1 + to})
+		dst = append(dst, piece{start: sp.start + 1 + from, end: sp.start + 1 + to, with: ed.With})
 	}
 	return dst, true
 }
