@@ -152,38 +152,54 @@ func Unquote(dst, s []byte) []byte {
 	// vector ASCII start first) instead of one a run. Code has an escape
 	// every line, and a utf8.Valid call on each short run between them was a
 	// fifth of parsing a body of it.
-	return unquote(dst, s, ValidUTF8(s))
+	return unquote(dst, s, ValidUTF8(s), nil)
 }
 
 // UnquoteValid is Unquote for a literal the caller knows to be valid UTF-8
 // (a parser that learned it is ASCII on its way): no check of its own.
-func UnquoteValid(dst, s []byte) []byte { return unquote(dst, s, true) }
+func UnquoteValid(dst, s []byte) []byte { return unquote(dst, s, true, nil) }
 
-// unquote is Unquote; with valid, s is known to be valid UTF-8.
-func unquote(dst, s []byte, valid bool) []byte {
+// unquote is Unquote; with valid, s is known to be valid UTF-8. With marks
+// (not nil, and valid), it also appends UnquoteMarks's Marks to *marks.
+func unquote(dst, s []byte, valid bool, marks *[]Mark) []byte {
 	var canonical bool // unescape's report, not wanted here
+	base, last := len(dst), -markEvery
 	for i := 0; i < len(s); {
+		// The top of the loop is never inside an escape.
+		if marks != nil && i-last >= markEvery/2 {
+			*marks = append(*marks, Mark{Raw: i, Value: len(dst) - base})
+			last = i
+		}
 		if valid {
 			// Prose is runs between \n and \" escapes, one a line: copied
-			// and resolved in one loop up to a \u escape or the end.
+			// and resolved in one loop up to a \u escape or the end (with
+			// marks, a window's end).
+			end := len(s)
+			if marks != nil {
+				end = min(end, i+markEvery/2)
+			}
 			var n int
-			if dst, n = unescapeRuns(dst, s[i:]); i+n >= len(s) {
+			if dst, n = unescapeRuns(dst, s[i:end]); i+n >= len(s) {
 				break
 			}
-			i += n
-		}
-		// Copy the run up to the next escape in one go when it is valid UTF-8.
-		run := bytes.IndexByte(s[i:], '\\')
-		if run < 0 {
-			run = len(s) - i
-		}
-		if seg := s[i : i+run]; valid || utf8.Valid(seg) {
-			dst = append(dst, seg...)
+			if i += n; s[i] != '\\' {
+				continue // the window ended
+			}
 		} else {
-			dst = appendFixUTF8(dst, seg)
-		}
-		if i += run; i >= len(s) {
-			break
+			// Copy the run up to the next escape in one go when it is
+			// valid UTF-8.
+			run := bytes.IndexByte(s[i:], '\\')
+			if run < 0 {
+				run = len(s) - i
+			}
+			if seg := s[i : i+run]; utf8.Valid(seg) {
+				dst = append(dst, seg...)
+			} else {
+				dst = appendFixUTF8(dst, seg)
+			}
+			if i += run; i >= len(s) {
+				break
+			}
 		}
 		next, out, ok := unescape(dst, s, i, false, &canonical)
 		if !ok {

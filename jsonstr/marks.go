@@ -21,30 +21,7 @@ const markEvery = 16 << 10
 // quotes, which must be valid UTF-8; it also appends to marks a Mark at
 // the start and one at least every markEvery bytes of s.
 func UnquoteMarks(dst, s []byte, marks []Mark) ([]byte, []Mark) {
-	base := len(dst)
-	var canonical bool // unescape's report, not wanted here
-	last := -markEvery
-	for i := 0; i < len(s); {
-		// The top of the loop is never inside an escape.
-		if i-last >= markEvery/2 {
-			marks = append(marks, Mark{Raw: i, Value: len(dst) - base})
-			last = i
-		}
-		var n int
-		dst, n = unescapeRuns(dst, s[i:min(len(s), i+markEvery/2)])
-		if i += n; i >= len(s) {
-			break
-		}
-		if s[i] != '\\' {
-			continue // the window ended
-		}
-		next, out, ok := unescape(dst, s, i, false, &canonical)
-		if !ok {
-			// Not a valid literal (see unquote).
-			return append(dst, s[i:]...), marks
-		}
-		i, dst = next, out
-	}
+	dst = unquote(dst, s, true, &marks)
 	return dst, marks
 }
 

@@ -44,6 +44,11 @@ func checkMarks(t *testing.T, s []byte) {
 			t.Fatalf("marks %d and %d: %v, %v", k-1, k, marks[k-1], m)
 		}
 	}
+	// And from the last to the end, but for an escape that crosses (a
+	// surrogate pair's 12 bytes).
+	if len(marks) > 0 && len(s)-marks[len(marks)-1].Raw > markEvery+12 {
+		t.Fatalf("%d bytes: the last mark is %v", len(s), marks[len(marks)-1])
+	}
 	// expect[v]: the raw offset of value offset v, or -1.
 	expect := make([]int, len(want)+1)
 	var canonical bool
@@ -110,6 +115,8 @@ func TestMarks(t *testing.T) {
 	for _, s := range []string{"", "a", `\n`, `\u00e9`, `\ud83d\ude00`, `a\ud83d`, `\ude00\ud83d\ude00é`} {
 		checkMarks(t, []byte(s))
 	}
+	// A long run without escapes still has its marks.
+	checkMarks(t, append([]byte(`\n`), bytes.Repeat([]byte("x"), 3*markEvery)...))
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, n := range []int{100, 3000, markEvery - 7, markEvery + 5, 3*markEvery + 11, 70000} {
 		checkMarks(t, someLiteral(rng, n))
