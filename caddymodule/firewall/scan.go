@@ -195,7 +195,7 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 				o.edits = map[int][]llmreq.Edit{}
 			}
 			for _, ed := range eds {
-				o.edits[i] = append(o.edits[i], llmreq.Edit{From: ed.From, To: ed.To, With: ed.With})
+				o.edits[i] = append(o.edits[i], llmreq.Edit(ed))
 			}
 		}
 	}
