@@ -42,12 +42,6 @@ func geminiNorm(s string) string {
 	return string(b)
 }
 
-func (w *walker) geminiHas(i int, name string) bool {
-	found := false
-	w.eachMember(i, func(k, _ int) { found = found || w.geminiKeyIs(k, name) })
-	return found
-}
-
 func (w *walker) gemini(root int) {
 	w.eachMember(root, func(k, v int) {
 		switch {

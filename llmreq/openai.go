@@ -102,19 +102,6 @@ func (w *walker) chatFunctionCall(f int, role string) {
 	})
 }
 
-// membersNamed visits, with f, the value of every member of object i named name.
-func (w *walker) membersNamed(i int, name, role string, f func(int, string)) {
-	if w.kind(i) != kindObject {
-		w.all(i, role)
-		return
-	}
-	w.eachMember(i, func(k, v int) {
-		if w.keyIs(k, name) {
-			w.at(k, v, role, f)
-		}
-	})
-}
-
 // openaiContent: a string, null, an array of parts (one group), or (unexpected) anything else.
 func (w *walker) openaiContent(c int, role string) {
 	switch w.kind(c) {
