@@ -54,7 +54,7 @@ func FuzzParse(f *testing.F) {
 			}
 			repl[i] = "[removed]"
 		}
-		out := b.Rewrite(repl)
+		out := b.Rewrite(repl, nil)
 		if !json.Valid(out) {
 			t.Fatalf("rewrite is not JSON: %q", out)
 		}

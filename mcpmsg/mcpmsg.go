@@ -292,9 +292,10 @@ func (b *Body) MessageOf(i int) int {
 }
 
 // Rewrite returns the body with Doc.Texts[i] replaced by repl[i] (as
-// llmreq.Request.Rewrite: every other byte kept).
-func (b *Body) Rewrite(repl map[int]string) []byte {
-	out := b.Doc.Rewrite(repl)
+// llmreq.Request.AppendRewrite: every other byte kept; edits, nil for
+// none, may say how each replacement is made).
+func (b *Body) Rewrite(repl map[int]string, edits map[int][]llmreq.Edit) []byte {
+	out := b.Doc.AppendRewrite(nil, repl, edits)
 	if b.wrapped {
 		return out[1 : len(out)-1]
 	}

@@ -135,12 +135,12 @@ func TestRewrite(t *testing.T) {
 	if i < 0 || b.MessageOf(i) != 0 {
 		t.Fatalf("text not found: %q", paths(b))
 	}
-	out := b.Rewrite(map[int]string{i: "good \"words\""})
+	out := b.Rewrite(map[int]string{i: "good \"words\""}, nil)
 	want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"good \"words\""}],"n":1.50}}`
 	if string(out) != want {
 		t.Errorf("got %s", out)
 	}
-	if got := b.Rewrite(nil); string(got) != body {
+	if got := b.Rewrite(nil, nil); string(got) != body {
 		t.Errorf("unchanged: %s", got)
 	}
 }

@@ -255,7 +255,7 @@ func unitReplacement(u *scanUnit) []byte {
 	if u.raw {
 		return []byte(u.repl[0])
 	}
-	return u.req.Rewrite(u.repl)
+	return u.req.AppendRewrite(nil, u.repl, u.out.edits)
 }
 
 // partReplacements splices the sanitized units into their parts' data: the

@@ -138,7 +138,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 		writeRPC(w, status, mcpmsg.ErrorBatch(ids, msg.Batch, mcpErrBlocked, text, data))
 		return nil
 	case ActionSanitize:
-		setRewritten(r, msg.Rewrite(repl), decoded)
+		setRewritten(r, msg.Rewrite(repl, out.edits), decoded)
 		putBodyBuf(raw)
 		return f.nextMCP(w, r, next, msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/promptwall/promptwall/engine"
+	"github.com/promptwall/promptwall/llmreq"
 	"github.com/promptwall/promptwall/mcpmsg"
 )
 
@@ -67,19 +68,19 @@ func (mw *mcpWriter) message(data []byte) (out []byte, ok bool) {
 		data := &mcpmsg.ErrorData{Code: CodeMCPBlocked, Rules: o.rules, Categories: o.categories}
 		text := "Blocked by prompt firewall: prompt injection detected in the MCP server's message (rules " +
 			strings.Join(o.rules, ", ") + "; categories " + strings.Join(o.categories, ", ") + ")"
-		return mw.replace(msg, nil, nil, mcpErrBlocked, text, data), true
+		return mw.replace(msg, nil, nil, nil, mcpErrBlocked, text, data), true
 	case len(changed) > 0 && mw.anyChanged(changed):
 		if c := f.logger.Check(zapcore.WarnLevel, "mcp tool list changed"); c != nil {
 			c.Write(zap.String("phase", "response"), zap.String("api", mcpAPI), zap.String("host", mw.r.Host),
 				zap.String("uri_path", mw.r.URL.Path), zap.String("method", "tools/list"), zap.String("action", ActionBlock))
 		}
 		data := &mcpmsg.ErrorData{Code: CodeMCPToolsChanged}
-		return mw.replace(msg, changed, repl, mcpErrToolsChanged,
+		return mw.replace(msg, changed, repl, o.edits, mcpErrToolsChanged,
 			"Refused by prompt firewall: the MCP server's tool list changed during the session (pin_tools)", data), true
 	case len(changed) > 0:
-		return mw.replace(msg, changed, repl, 0, "", nil), true // only strays, dropped
+		return mw.replace(msg, changed, repl, o.edits, 0, "", nil), true // only strays, dropped
 	case act == doSanitize:
-		return msg.Rewrite(repl), true
+		return msg.Rewrite(repl, o.edits), true
 	}
 	return nil, true
 }
@@ -108,13 +109,13 @@ func (mw *mcpWriter) methods(msg *mcpmsg.Body) string {
 // error for its id, a server's request is answered to the server with that
 // error and not delivered, a notification is dropped; the others go as
 // they came.
-func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, repl map[int]string, code int, text string, data *mcpmsg.ErrorData) []byte {
+func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, repl map[int]string, edits map[int][]llmreq.Edit, code int, text string, data *mcpmsg.ErrorData) []byte {
 	var parts [][]byte
 	for i, m := range msg.Messages {
 		if only != nil {
 			bad, listed := only[string(m.ID)]
 			if !listed {
-				parts = append(parts, rawMessage(msg, i, repl))
+				parts = append(parts, rawMessage(msg, i, repl, edits))
 			}
 			if !bad {
 				continue
@@ -136,9 +137,10 @@ func (mw *mcpWriter) replace(msg *mcpmsg.Body, only map[string]bool, repl map[in
 	return append(append([]byte{'['}, bytes.Join(parts, []byte{','})...), ']')
 }
 
-// rawMessage returns message i of msg as it came, with repl's rewrites.
-func rawMessage(msg *mcpmsg.Body, i int, repl map[int]string) []byte {
-	b := msg.Rewrite(repl)
+// rawMessage returns message i of msg as it came, with repl's rewrites
+// (edits as in mcpmsg.Body.Rewrite).
+func rawMessage(msg *mcpmsg.Body, i int, repl map[int]string, edits map[int][]llmreq.Edit) []byte {
+	b := msg.Rewrite(repl, edits)
 	if !msg.Batch {
 		return b
 	}

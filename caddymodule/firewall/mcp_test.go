@@ -190,6 +190,18 @@ func TestMCPClientRequest(t *testing.T) {
 	if len(srv.got) != 1 || srv.got[0] != want || srv.header.Get("Content-Length") != strconv.Itoa(len(want)) || srv.header.Get(HeaderVerdict) != "suspicious" {
 		t.Errorf("sanitized: %q %v", srv.got, srv.header)
 	}
+	// A long argument keeps its literal's own bytes around the span
+	// replaced (as TestSanitizeKeepsLiteral for a chat).
+	filler := strings.Repeat(`line \"q\" caf\u00e9\n`, 1200)
+	long := func(text string) string {
+		return `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"send","arguments":{"text":"` +
+			filler + strings.Trim(js(text), `"`) + filler + `"}}}`
+	}
+	srv.got = nil
+	rec = mcpDo(t, fx, http.MethodPost, long(suspText), srv)
+	if len(srv.got) != 1 || srv.got[0] != long(suspSan) {
+		t.Errorf("long argument: forwarded %d bodies, the literal not kept around the span", len(srv.got))
+	}
 	// Unparseable: a parse error, never forwarded.
 	srv.got = nil
 	for _, body := range []string{`{"jsonrpc":"2.0","id":1,`, `{"id":1,"method":"x"}`, "{\"jsonrpc\":\"2.0\",\"method\":\"a\xff\"}"} {
