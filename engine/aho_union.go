@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"cmp"
+	"slices"
+)
+
 // The keyword and prefix automata as one, for the views whose keywords
 // and prefixes are both searched: one pass over a long text instead of
 // two. Its literals are the keywords (ids 0 to nkw-1, those of
@@ -16,6 +21,9 @@ type unionAC struct {
 	pre  []int32 // literal id -> prefix id (prefixAC's), or -1
 	// hasPre[s]: state s has outputs that are prefixes.
 	hasPre []bool
+	// sep, per viewKind, is a byte that takes every state back to the
+	// start, or -1: scanWindows joins windows with it.
+	sep [3]int
 }
 
 // newUnionAC returns the automaton of keywords and prefixes, or nil when
@@ -53,6 +61,9 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 	}
 	u.ac = ac
 	states := len(ac.delta) / ac.k
+	for kind := range u.sep {
+		u.sep[kind] = resetByte(ac, &u.cols[kind])
+	}
 	u.hasPre = make([]bool, states)
 	for s := range states {
 		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
@@ -62,6 +73,27 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 		}
 	}
 	return u
+}
+
+// resetByte returns a byte whose column takes every state of ac to the
+// start (row 0), or -1. A column no literal holds does, by construction:
+// no suffix of a text ending in it begins a literal. It is checked here
+// rather than assumed, since scanWindows is exact only with it.
+func resetByte(ac *ahoCorasick, col *byteCols) int {
+	for b := range 128 {
+		c := col[b]
+		if ac.lit[c] {
+			continue
+		}
+		reset := true
+		for row := 0; row < len(ac.delta) && reset; row += ac.k {
+			reset = ac.delta[row+int(c)] == 0
+		}
+		if reset {
+			return b
+		}
+	}
+	return -1
 }
 
 // keptHits is where the union automaton's pass keeps the hits of the
@@ -147,5 +179,57 @@ func (u *unionAC) candidates(hits []hitAt, active []bool, prefixRules [][]int32,
 				}
 			}
 		}
+	}
+}
+
+// windows is scanWindows' scratch: the windows joined, and where each
+// begins in it and in its view.
+type windows struct {
+	buf  []byte
+	segs []window
+}
+
+type window struct{ at, lo int32 }
+
+// scanWindows does what scan does for every window of view that
+// leetWindows gives, each alone, in one pass over them joined by u.sep:
+// a window is mostly a dozen bytes, and one chain per window is bound by
+// its table loads, where walk's four chains overlap them. The hits are
+// the same, in the same order (by their ends); only the keyword hits kept
+// for kw are in walk's order, which groupHits does not need.
+func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []uint64, hits *[]hitAt, later *[3][]hitAt, kw keptHits, w *windows) {
+	col := &u.cols[kind]
+	sep := u.sep[kind]
+	if sep < 0 {
+		leetWindows(u.ac, view, col, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
+		return
+	}
+	buf, segs := w.buf[:0], w.segs[:0]
+	leetWindows(u.ac, view, col, leet, func(lo, hi int) {
+		segs = append(segs, window{int32(len(buf)), int32(lo)})
+		buf = append(append(buf, view[lo:hi]...), byte(sep))
+	})
+	w.buf, w.segs = buf, segs
+	if len(segs) == 0 {
+		return
+	}
+	from, kwFrom := len(*hits), len(*kw.hits)
+	u.scan(buf, 0, col, seen, hits, later, kw)
+	// A hit ends inside its window, never on a separator: at is the
+	// window holding its last byte.
+	k := 0
+	for i := from; i < len(*hits); i++ {
+		h := &(*hits)[i]
+		for k+1 < len(segs) && segs[k+1].at < h.end {
+			k++
+		}
+		h.end += segs[k].lo - segs[k].at
+	}
+	for i := kwFrom; i < len(*kw.hits); i++ {
+		h := &(*kw.hits)[i]
+		j, _ := slices.BinarySearchFunc(segs, h.end, func(s window, end int32) int {
+			return cmp.Compare(s.at, end)
+		})
+		h.end += segs[j-1].lo - segs[j-1].at
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"testing"
@@ -180,4 +181,90 @@ func FuzzUnion(f *testing.F) {
 			t.Fatalf("%q: union %+v, apart %+v", text, got.Matches, want.Matches)
 		}
 	})
+}
+
+// TestScanWindows checks that the leetspeak windows joined in one pass
+// give what each scanned alone gives: the same keywords, the same prefix
+// hits in the same order, the same kept keyword hits (in any order). For
+// real texts with their digits as the leetspeak positions, and for every
+// keyword with a digit or a '@' next to it, in every kind of view.
+func TestScanWindows(t *testing.T) {
+	c := Default().c
+	u := c.union
+	for kind := range viewKind(3) {
+		if u.sep[kind] < 0 {
+			t.Fatalf("kind %d: no separator byte", kind)
+		}
+	}
+	track := make([]bool, len(c.literals))
+	for i := range track {
+		track[i] = true
+	}
+	words := (len(c.literals) + 63) / 64
+	var w windows
+	var later [3][]hitAt
+	windowsChecked := 0
+	check := func(text []byte) {
+		t.Helper()
+		var leet []int32
+		for i, b := range text {
+			if b < 128 && unitFlags[b]&fLeet != 0 {
+				leet = append(leet, int32(i))
+			}
+		}
+		for kind := range viewKind(3) {
+			text := text
+			if kind == viewEncoded {
+				enc := make([]byte, len(text))
+				mapBytes(enc, text, &c.ascii)
+				text = enc
+			}
+			col := &u.cols[kind]
+			want, got := make([]uint64, words), make([]uint64, words)
+			var wantHits, gotHits []hitAt
+			var wantKw, gotKw []litHit
+			leetWindows(u.ac, text, col, leet, func(lo, hi int) {
+				windowsChecked++
+				u.scan(text[lo:hi], lo, col, want, &wantHits, &later, keptHits{track, &wantKw})
+			})
+			u.scanWindows(text, kind, leet, got, &gotHits, &later, keptHits{track, &gotKw}, &w)
+			if !slices.Equal(got, want) {
+				t.Fatalf("kind %d, %.60q: joined keywords %x, alone %x", kind, text, got, want)
+			}
+			if !slices.Equal(gotHits, wantHits) {
+				t.Fatalf("kind %d, %.60q: joined prefix hits %v, alone %v", kind, text, gotHits, wantHits)
+			}
+			byEnd := func(a, b litHit) int { return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.id, b.id)) }
+			slices.SortFunc(gotKw, byEnd)
+			slices.SortFunc(wantKw, byEnd)
+			if !slices.Equal(gotKw, wantKw) {
+				t.Fatalf("kind %d, %.60q: joined keyword hits %v, alone %v", kind, text, gotKw, wantKw)
+			}
+		}
+	}
+	texts, err := chatbody.ReadCorpus(chatbody.Corpora() + "/chat_bodies_benign.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check([]byte(chatbody.Document(texts, 256<<10, true)))
+	for _, text := range texts[:min(200, len(texts))] {
+		if isASCII(text) {
+			check(text)
+		}
+	}
+	var text []byte
+	for _, l := range c.literals {
+		lit := []byte(l)
+		text = append(text, "x 4"...)
+		text = append(text, lit...)
+		text = append(text, "3 0"...)
+		text = append(text, lit[:len(lit)/2]...)
+		text = append(text, "7@"...)
+		text = append(text, lit[len(lit)/2:]...)
+		text = append(text, '\n')
+	}
+	check(text)
+	if windowsChecked < 1000 {
+		t.Fatalf("only %d windows", windowsChecked)
+	}
 }

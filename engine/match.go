@@ -38,6 +38,7 @@ type matcher struct {
 	// union automaton (compiled.union), and uhits holds its prefix hits.
 	unionHits bool
 	uhits     []hitAt
+	windows   windows // scanWindows' scratch
 	// khits are the keyword hits reach.go needs of the view, with
 	// khitsKept: the union automaton's pass walked the view (and, for the
 	// leetspeak view, the original). The rest is inReach's scratch.
@@ -174,9 +175,8 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 	m.unionHits = false
 	if u := c.union; u != nil {
 		m.uhits = m.uhits[:0]
-		col := &u.cols[v.kind]
 		kw := m.keepHits(c) // after the original view's: they serve this view too
-		leetWindows(u.ac, v.src, col, v.leet, func(lo, hi int) { u.scan(v.src[lo:hi], lo, col, m.seen, &m.uhits, &m.later, kw) })
+		u.scanWindows(v.src, v.kind, v.leet, m.seen, &m.uhits, &m.later, kw, &m.windows)
 		m.unionHits = true
 	} else if c.ac != nil {
 		m.khitsKept = false
