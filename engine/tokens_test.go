@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unicode/utf16"
 )
 
 type token struct {
@@ -99,7 +100,14 @@ func checkTextTokens(t *testing.T, raw []byte) {
 		}
 	}
 	var got []token
-	tx.eachToken(func(start, runEnd, end int, url bool) { got = append(got, token{start, runEnd, end, url}) })
+	at := textCursor{t: &tx}
+	tx.eachToken(func(start, runEnd, end int, url bool) {
+		s, r, e := at.unitAt(start), at.unitAt(runEnd), at.unitAt(end)
+		if string(raw[start:runEnd]) != string(utf16.Decode(units[s:r])) {
+			t.Fatalf("%q: token bytes %q are not its units", raw, raw[start:runEnd])
+		}
+		got = append(got, token{s, r, e, url})
+	})
 	if want := tokensRef(units); !slices.Equal(got, want) {
 		t.Fatalf("%q: %v, definition over its units %v", raw, got, want)
 	}

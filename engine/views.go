@@ -362,46 +362,46 @@ func (p *pctView) push(u uint16, from, to int32, esc *int32) {
 
 // base64View finds base64 tokens in the original text, scans each decoded
 // token with the whole procedure and reports its rules at the token's span
-// (docs/SPEC.md section 3.4).
+// (docs/SPEC.md section 3.4). Only a token with a match has its span
+// mapped to units: for a text that is not ASCII that walks the text, and
+// most tokens of a long one (paths, identifiers) decode to nothing.
 func (e *Engine) base64View(st *scanState, emit func(view uint8, rule, s, end int)) {
 	t := &st.t
-	var buf, src []byte
-	token := func(start, runEnd, end int, url bool) {
-		src = src[:0]
-		for k := start; k < runEnd; k++ {
-			src = append(src, byte(t.at(k)))
-		}
+	at := textCursor{t: t}
+	var buf []byte
+	t.eachToken(func(start, runEnd, end int, url bool) {
 		enc := base64.RawStdEncoding
 		if url {
 			enc = base64.RawURLEncoding
 		}
-		buf = grow(buf, enc.DecodedLen(len(src)))
-		m, err := enc.Decode(buf, src)
+		buf = grow(buf, enc.DecodedLen(runEnd-start))
+		m, err := enc.Decode(buf, t.raw[start:runEnd])
 		if err != nil || !plausibleText(buf[:m]) {
 			return
 		}
-		for _, rule := range e.rulesMatching(append([]byte(nil), buf[:m]...)) {
-			emit(vBase64, rule, start, end)
+		rules := e.rulesMatching(append([]byte(nil), buf[:m]...))
+		if len(rules) == 0 {
+			return
 		}
-	}
-	t.eachToken(token)
+		s, end := at.unitAt(start), at.unitAt(end)
+		for _, rule := range rules {
+			emit(vBase64, rule, s, end)
+		}
+	})
 }
 
-// eachToken calls token for every base64 token of t, at unit positions.
-// A token is ASCII, and neither a non-ASCII character nor an invalid byte
-// is a base64 unit or '=', so the raw bytes of a text that is not ASCII
-// hold the same runs as its units: they are searched instead, 64 bytes a
-// step where a kernel can (the units one at a time were a fifth of a long
-// non-ASCII text's scan), and the few tokens' places mapped to units.
+// eachToken calls token for every base64 token of t, in order, at byte
+// offsets of t.raw (textCursor maps them to units). A token is ASCII, and
+// neither a non-ASCII character nor an invalid byte is a base64 unit or
+// '=', so the raw bytes of a text that is not ASCII hold the same runs as
+// its units, and a token's bytes are its units: they are searched
+// instead, 64 bytes a step where a kernel can.
 func (t *text) eachToken(token func(start, runEnd, end int, url bool)) {
+	from := 0
 	if t.ascii {
-		findTokens(t.raw, t.tokens, token)
-		return
+		from = t.tokens
 	}
-	at := textCursor{t: t}
-	findTokens(t.raw, 0, func(start, runEnd, end int, url bool) {
-		token(at.unitAt(start), at.unitAt(runEnd), at.unitAt(end), url)
-	})
+	findTokens(t.raw, from, token)
 }
 
 // findTokens calls token for every base64 token of s: a run of at least 16
