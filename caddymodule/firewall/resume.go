@@ -91,9 +91,9 @@ func newResumeTable(entries int) *resumeTable {
 // bytes, k = 1, 2, ..., for client's requests to urlPath.
 func (t *resumeTable) prefixes(dst []uint64, client uint64, urlPath string, body []byte) []uint64 {
 	dst = dst[:0]
-	h := maphash.String(t.seed, urlPath) ^ client
+	h := hashString(t.seed, urlPath) ^ client
 	for off := resumeBlock; off <= len(body); off += resumeBlock {
-		h = maphash.Comparable(t.seed, [2]uint64{h, maphash.Bytes(t.seed, body[off-resumeBlock:off])})
+		h = maphash.Comparable(t.seed, [2]uint64{h, hashBytes(t.seed, body[off-resumeBlock:off])})
 		dst = append(dst, h)
 	}
 	return dst
@@ -102,7 +102,7 @@ func (t *resumeTable) prefixes(dst []uint64, client uint64, urlPath string, body
 // tailSum hashes body[k*resumeBlock:at], after the hash of the blocks
 // before it.
 func (t *resumeTable) tailSum(sum uint64, body []byte, k, at int) uint64 {
-	return maphash.Comparable(t.seed, [2]uint64{sum, maphash.Bytes(t.seed, body[k*resumeBlock:at])})
+	return maphash.Comparable(t.seed, [2]uint64{sum, hashBytes(t.seed, body[k*resumeBlock:at])})
 }
 
 // lookup returns the Resume of body, whose prefix hashes are sums, sent

@@ -154,19 +154,19 @@ func (c *safeCache) slot(tag uint64) (*cacheSlot, *sync.Mutex) {
 }
 
 // tagOf hashes a short text whole, and a long one's length, head and tail.
-// The client's key is mixed in after hashing: one call of maphash.String
+// The client's key is mixed in after hashing: one call of hashString
 // costs a third of streaming the key and the text through a maphash.Hash.
 // For one client, two texts share a tag only when their hashes collide.
 func (c *safeCache) tagOf(client uint64, text string) uint64 {
 	if len(text) <= 2*tagSpan {
-		return maphash.String(c.tag, text) ^ client
+		return hashString(c.tag, text) ^ client
 	}
-	head := maphash.String(c.tag, text[:tagSpan])
-	tail := maphash.String(c.tag, text[len(text)-tagSpan:])
+	head := hashString(c.tag, text[:tagSpan])
+	tail := hashString(c.tag, text[len(text)-tagSpan:])
 	return (head ^ bits.RotateLeft64(tail, 29) ^ uint64(len(text))*0x9e3779b97f4a7c15) ^ client
 }
 
 // fullSum hashes all of a long text; never 0, which marks no sum.
 func (c *safeCache) fullSum(client uint64, text string) uint64 {
-	return max(maphash.String(c.sum, text)^client, 1)
+	return max(hashString(c.sum, text)^client, 1)
 }

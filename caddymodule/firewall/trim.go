@@ -74,7 +74,7 @@ func newTrimTable(entries int) *trimTable {
 
 // trimKey is the key of client's entry for urlPath.
 func (t *resumeTable) trimKey(client uint64, urlPath string) uint64 {
-	return maphash.Comparable(t.seed, [2]uint64{client, maphash.String(t.seed, urlPath)})
+	return maphash.Comparable(t.seed, [2]uint64{client, hashString(t.seed, urlPath)})
 }
 
 // entry returns key's entry, or nil.
@@ -102,7 +102,7 @@ func (t *trimTable) put(e *trimEntry) {
 // blocks, for client's requests to urlPath.
 func (t *resumeTable) headSum(client uint64, urlPath string, sums []uint64, body []byte, at int) uint64 {
 	k := at / resumeBlock
-	sum := maphash.String(t.seed, urlPath) ^ client
+	sum := hashString(t.seed, urlPath) ^ client
 	if k > 0 {
 		sum = sums[k-1]
 	}
@@ -133,7 +133,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 		if fa+trimLead > len(body) || t.headSum(client, urlPath, sums, body, fa) != e.heads[a] {
 			continue
 		}
-		lead := maphash.Bytes(t.seed, body[fa:fa+trimLead])
+		lead := hashBytes(t.seed, body[fa:fa+trimLead])
 		for b := a + 1; b < h.Len() && tries < trimTries; b++ {
 			if e.msgs[b].lead != lead || lead == 0 {
 				continue
@@ -143,7 +143,7 @@ func (t *resumeTable) findTrim(client uint64, urlPath string, sums []uint64, bod
 			shift, n := fb-fa, fb
 			for j := b; j < h.Len(); j++ {
 				from, to := h.Message(j)
-				if to-shift > len(body) || maphash.Bytes(t.seed, body[from-shift:to-shift]) != e.msgs[j].piece {
+				if to-shift > len(body) || hashBytes(t.seed, body[from-shift:to-shift]) != e.msgs[j].piece {
 					break
 				}
 				n = to
@@ -221,14 +221,14 @@ func (t *resumeTable) keepTrim(client uint64, urlPath string, sums []uint64, bod
 		if known && from >= lo && to <= hi {
 			e.msgs[j].piece = prev.msgs[i].piece
 		} else {
-			e.msgs[j].piece = maphash.Bytes(t.seed, body[from:to])
+			e.msgs[j].piece = hashBytes(t.seed, body[from:to])
 		}
 		switch {
 		case from+trimLead > end:
 		case known && from+trimLead <= hi && prev.msgs[i].lead != 0:
 			e.msgs[j].lead = prev.msgs[i].lead
 		default:
-			e.msgs[j].lead = maphash.Bytes(t.seed, body[from:from+trimLead])
+			e.msgs[j].lead = hashBytes(t.seed, body[from:from+trimLead])
 		}
 	}
 	t.trims.put(e)
