@@ -186,10 +186,10 @@ func (u *unionAC) candidates(hits []hitAt, active []bool, prefixRules [][]int32,
 // begins in it and in its view.
 type windows struct {
 	buf  []byte
-	segs []window
+	segs []windowAt
 }
 
-type window struct{ at, lo int32 }
+type windowAt struct{ at, lo int32 }
 
 // scanWindows does what scan does for every window of view that
 // leetWindows gives, each alone, in one pass over them joined by u.sep:
@@ -206,7 +206,7 @@ func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []u
 	}
 	buf, segs := w.buf[:0], w.segs[:0]
 	leetWindows(u.ac, view, col, leet, func(lo, hi int) {
-		segs = append(segs, window{int32(len(buf)), int32(lo)})
+		segs = append(segs, windowAt{int32(len(buf)), int32(lo)})
 		buf = append(append(buf, view[lo:hi]...), byte(sep))
 	})
 	w.buf, w.segs = buf, segs
@@ -227,7 +227,7 @@ func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []u
 	}
 	for i := kwFrom; i < len(*kw.hits); i++ {
 		h := &(*kw.hits)[i]
-		j, _ := slices.BinarySearchFunc(segs, h.end, func(s window, end int32) int {
+		j, _ := slices.BinarySearchFunc(segs, h.end, func(s windowAt, end int32) int {
 			return cmp.Compare(s.at, end)
 		})
 		h.end += segs[j-1].lo - segs[j-1].at
