@@ -3,6 +3,7 @@ package llmreq
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -150,6 +151,34 @@ func TestParseAllocations(t *testing.T) {
 		if n > want {
 			t.Errorf("%d-byte body: %.1f allocations per Parse, want at most %.0f", len(body), n, want)
 		}
+	}
+}
+
+// TestReleaseReuses: parses whose Requests are released reuse the memory of
+// their long values; without Release, each parse allocates them anew.
+func TestReleaseReuses(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector empties sync.Pool at random")
+	}
+	body := longBody(1)
+	perParse := func(release bool) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 20 {
+			r, err := Parse("/v1/chat/completions", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if release {
+				r.Release()
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / 20
+	}
+	perParse(true) // the pools filled
+	if kept, released := perParse(false), perParse(true); kept < heldValues || released >= heldValues/4 {
+		t.Errorf("bytes allocated a parse: %d kept, %d released; want at least %d and under %d", kept, released, heldValues, heldValues/4)
 	}
 }
 

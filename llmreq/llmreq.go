@@ -208,6 +208,10 @@ type Request struct {
 	msgs    []message
 	primary int
 	skipped int
+
+	// values holds the texts' decoded values when they are long (heldValues): their strings
+	// are its bytes, which Release hands back for a later parse.
+	values []byte
 }
 
 type fileType struct {
@@ -332,7 +336,11 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	if !alone {
 		primary = -1 // no Resume: the other walkers' reading of a message is not recorded
 	}
-	w.finish()
+	held := w.finish()
+	if held != nil {
+		// The Request owns it now; the tape takes one a Request released.
+		w.values = takeValues()
+	}
 	texts := w.texts
 	if pooled {
 		// Copy the texts out of the tape's buffer, and clear it before it goes back to the
@@ -349,7 +357,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	lits, marks := keptMarks(w.lits, w.marks)
 	return &Request{API: api, Texts: inBodyOrder(texts), Documents: docsInBodyOrder(w.docs),
 		TokenIDs: w.tokenIDs, body: body, fileTypes: sortedFileTypes(w.fileTypes), lits: lits, marks: marks,
-		msgs: msgs, primary: primary, skipped: w.skipped}, nil
+		msgs: msgs, primary: primary, skipped: w.skipped, values: held}, nil
 }
 
 // inBodyOrder sorts texts by their literal's place (the walkers visit members in the order of

@@ -372,9 +372,17 @@ func grow(buf []byte, n int) []byte {
 	return grown
 }
 
-// finish fills in the paths and values of the texts.
-func (w *walker) finish() {
-	paths, values := string(w.paths), string(w.values)
+// finish fills in the paths and values of the texts. Values of heldValues
+// bytes or more are not copied: the texts' strings are w.values' bytes,
+// which finish returns (nil otherwise) for the Request to own.
+func (w *walker) finish() (held []byte) {
+	paths, values := string(w.paths), ""
+	if len(w.values) >= heldValues {
+		held = w.values
+		values = unsafe.String(unsafe.SliceData(held), len(held))
+	} else {
+		values = string(w.values)
+	}
 	for i, sp := range w.spans {
 		w.texts[i].Path = paths[sp.path0:sp.path1]
 		if sp.inBody {
@@ -383,6 +391,7 @@ func (w *walker) finish() {
 			w.texts[i].Value = values[sp.val0:sp.val1]
 		}
 	}
+	return held
 }
 
 // at visits value v of member key k with f, with the path extended by the key.

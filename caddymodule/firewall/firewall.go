@@ -538,6 +538,8 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return f.refuse(w, r, fam, errInvalidJSON)
 	}
+	// The texts, like raw, are done with when the request is.
+	defer req.Release()
 	out := f.scan(req, client)
 	out.unscanned += form.unscanned
 	out.resumed = req.Skipped()
