@@ -59,7 +59,12 @@ func (e *Engine) finish(st *scanState) Result {
 	if st.keepEdits {
 		st.edits, edits = st.edits[:0], &st.edits
 	}
-	res.Sanitized = e.sanitizeEdits(&st.t, merged, edits, false)
+	if st.keepEdits {
+		// A Cover's copy, which Cover.Release may hand back.
+		res.Sanitized = e.sanitizeTo(takeCopy(len(raw)+32), &st.t, merged, edits, false)
+	} else {
+		res.Sanitized = e.sanitizeEdits(&st.t, merged, edits, false)
+	}
 	return res
 }
 
@@ -74,11 +79,17 @@ func (e *Engine) sanitize(t *text, merged []span) []byte {
 // not nil; with dry, it writes no copy (it returns nil) and only lists the
 // groups.
 func (e *Engine) sanitizeEdits(t *text, merged []span, edits *[]edit, dry bool) []byte {
-	raw := t.raw
 	var out []byte
 	if !dry {
-		out = make([]byte, 0, len(raw)+32)
+		out = make([]byte, 0, len(t.raw)+32)
 	}
+	return e.sanitizeTo(out, t, merged, edits, dry)
+}
+
+// sanitizeTo is sanitizeEdits writing the copy into out, which has room for
+// the text and 32 bytes (the copy grows past that with many groups).
+func (e *Engine) sanitizeTo(out []byte, t *text, merged []span, edits *[]edit, dry bool) []byte {
+	raw := t.raw
 	size, du := 0, 0 // the copy's length so far; its units less the text's
 	last := 0        // byte offset copied up to
 	at := textCursor{t: t}

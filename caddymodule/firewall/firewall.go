@@ -541,6 +541,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	// The texts, like raw, are done with when the request is.
 	defer req.Release()
 	out := f.scan(req, client)
+	defer out.release()
 	out.unscanned += form.unscanned
 	out.resumed = req.Skipped()
 	if f.cache != nil && out.refusal == nil {

@@ -45,6 +45,21 @@ type outcome struct {
 	// edits[i] makes sanitize's replacement of text i from it, when one
 	// round of edits did (llmreq.Request.AppendSplices).
 	edits map[int][]llmreq.Edit
+	// covers are those of sanitize's copies, released with the flagged
+	// texts' (release).
+	covers []*engine.Cover
+}
+
+// release hands back the memory of the sanitized copies the engine made
+// for o (engine.Cover.Release), once the request is done with them: the
+// body sent upstream was written from them.
+func (o *outcome) release() {
+	for i := range o.flagged {
+		o.flagged[i].cover.Release()
+	}
+	for _, c := range o.covers {
+		c.Release()
+	}
 }
 
 // scan runs the engine over every text whose role is scanned, but those
@@ -179,6 +194,9 @@ func (f *Firewall) sanitize(req *llmreq.Request, o *outcome) (map[int]string, ac
 				want, eds = nil, nil
 			}
 			text, next, cov = f.sanitizeScan(text, res, cov, o.client, want)
+			if cov != nil {
+				o.covers = append(o.covers, cov)
+			}
 			act := f.policy.strongest(next.Matches)
 			if act < doSanitize {
 				break
