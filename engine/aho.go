@@ -263,6 +263,14 @@ func (ac *ahoCorasick) walk(text []byte, col *byteCols, hit func(row uint32, end
 	}
 }
 
+// litBytes returns which bytes, through col, occur in some literal.
+func (ac *ahoCorasick) litBytes(col *byteCols) (t [256]bool) {
+	for b := range t {
+		t[b] = ac.lit[col[b]]
+	}
+	return t
+}
+
 // resume runs the automaton over text, which begins at offset, from the
 // row offset row (0: the start), calling hit as walk does.
 func (ac *ahoCorasick) resume(text []byte, row uint32, offset int, col *byteCols, hit func(row uint32, end int)) {

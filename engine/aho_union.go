@@ -24,6 +24,9 @@ type unionAC struct {
 	// sep, per viewKind, is a byte that takes every state back to the
 	// start, or -1: scanWindows joins windows with it.
 	sep [3]int
+	// lit, per viewKind, tells the bytes that occur in literals
+	// (ahoCorasick.litBytes), for leetWindowsOf.
+	lit [3][256]bool
 }
 
 // newUnionAC returns the automaton of keywords and prefixes, or nil when
@@ -63,6 +66,7 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 	states := len(ac.delta) / ac.k
 	for kind := range u.sep {
 		u.sep[kind] = resetByte(ac, &u.cols[kind])
+		u.lit[kind] = ac.litBytes(&u.cols[kind])
 	}
 	u.hasPre = make([]bool, states)
 	for s := range states {
@@ -200,12 +204,13 @@ type windowAt struct{ at, lo int32 }
 func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []uint64, hits *[]hitAt, later *[3][]hitAt, kw keptHits, w *windows) {
 	col := &u.cols[kind]
 	sep := u.sep[kind]
+	lit := &u.lit[kind]
 	if sep < 0 {
-		leetWindows(u.ac, view, col, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
+		leetWindowsOf(u.ac, view, lit, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
 		return
 	}
 	buf, segs := w.buf[:0], w.segs[:0]
-	leetWindows(u.ac, view, col, leet, func(lo, hi int) {
+	leetWindowsOf(u.ac, view, lit, leet, func(lo, hi int) {
 		segs = append(segs, windowAt{int32(len(buf)), int32(lo)})
 		buf = append(append(buf, view[lo:hi]...), byte(sep))
 	})

@@ -192,9 +192,17 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 // in literals, so each window is the run of such bytes around a leetspeak
 // character: a digit in "max_tokens": 256 gets a window of a byte or two.
 func leetWindows(ac *ahoCorasick, view []byte, col *byteCols, leet []int32, window func(lo, hi int)) {
+	lit := ac.litBytes(col)
+	leetWindowsOf(ac, view, &lit, leet, window)
+}
+
+// leetWindowsOf is leetWindows with the bytes that occur in ac's literals
+// given as a table (ahoCorasick.litBytes): one load a byte, where a
+// column and then whether it is a literal's were two in a row.
+func leetWindowsOf(ac *ahoCorasick, view []byte, lit *[256]bool, leet []int32, window func(lo, hi int)) {
 	reach := ac.ov + 1
 	n := len(view)
-	inLit := func(b byte) bool { return ac.lit[col[b]] }
+	inLit := func(b byte) bool { return lit[b] }
 	for k := 0; k < len(leet); {
 		i := int(leet[k])
 		k++
