@@ -167,6 +167,7 @@ func (s *wsScanner) blocked() bool {
 	default:
 		return false
 	}
+	defer req.Release() // nothing keeps the texts past the verdict
 	var client uint64
 	if s.f.cache != nil {
 		client = s.f.cache.clientKey(s.r)
