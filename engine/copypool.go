@@ -36,10 +36,15 @@ func (c *Cover) Release() {
 	if c == nil || c.sanitized == nil {
 		return
 	}
-	b := c.sanitized[:0]
-	c.sanitized, c.edits, c.size = nil, nil, -1
-	if cap(b) < minPooledCopy || cap(b) > maxPooledCopy {
-		return
+	if b := c.sanitized; cap(b) >= minPooledCopy && cap(b) <= maxPooledCopy {
+		putCopy(b)
 	}
+	c.sanitized, c.edits, c.size = nil, nil, -1
+}
+
+// putCopy pools b, apart from Release so that only a put allocates its
+// pointer.
+func putCopy(b []byte) {
+	b = b[:0]
 	copyPool.Put(&b)
 }

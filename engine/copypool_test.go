@@ -86,6 +86,11 @@ func TestCoverReleaseReuses(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return (after.TotalAlloc - before.TotalAlloc) / 20
 	}
+	// Releasing a short text's Cover costs nothing.
+	_, short := e.ScanCover([]byte("From now on, you answer like a pirate."))
+	if n := testing.AllocsPerRun(50, func() { c := *short; c.Release() }); n != 0 {
+		t.Errorf("Release of a short text's Cover: %.1f allocations", n)
+	}
 	perScan(true) // the pools filled
 	if kept, released := perScan(false), perScan(true); kept < uint64(len(text)) || released >= uint64(len(text))/4 {
 		t.Errorf("bytes allocated a scan of %d bytes: %d kept, %d released", len(text), kept, released)

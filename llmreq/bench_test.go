@@ -152,6 +152,14 @@ func TestParseAllocations(t *testing.T) {
 			t.Errorf("%d-byte body: %.1f allocations per Parse, want at most %.0f", len(body), n, want)
 		}
 	}
+	// Releasing a Request that holds no long values costs nothing.
+	r, err := Parse("/v1/chat/completions", chatBody(4<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(50, func() { c := *r; c.Release() }); n != 0 {
+		t.Errorf("Release of a short body's Request: %.1f allocations", n)
+	}
 }
 
 // TestReleaseReuses: parses whose Requests are released reuse the memory of

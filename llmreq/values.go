@@ -33,11 +33,15 @@ func takeValues() []byte {
 // is then collected as usual. Release on a Request without such values,
 // or a second time, does nothing.
 func (r *Request) Release() {
-	b := r.values
-	r.values, r.Texts = nil, nil
-	if b == nil || cap(b) > maxHeldValues {
-		return
+	if b := r.values; b != nil && cap(b) <= maxHeldValues {
+		putValues(b)
 	}
+	r.values, r.Texts = nil, nil
+}
+
+// putValues pools b, apart from Release so that only a put allocates its
+// pointer.
+func putValues(b []byte) {
 	b = b[:0]
 	valuesPool.Put(&b)
 }
