@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
+	"github.com/promptwall/promptwall/bufpool"
 )
 
 // maxPrealloc bounds the buffer allocated for a body before its bytes come.
@@ -91,7 +92,7 @@ func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw
 	// Codings are listed in the order they were applied: undo them last first.
 	for i := len(codings) - 1; i >= 0; i-- {
 		if body, err = decode(codings[i], body, max); err != nil {
-			putBodyBuf(raw)
+			bufpool.Put(raw)
 			return nil, nil, false, err
 		}
 	}
@@ -103,15 +104,15 @@ func readBody(r io.Reader, contentLength int64, encoding string, max int64) (raw
 // maxPrealloc: memory grows with the bytes that really arrive, so a client
 // that declares 16 MiB and sends slowly cannot make every connection hold
 // 16 MiB at once. With an honest Content-Length the body is read into one
-// buffer of its size, from the pools of bodybuf.go: the caller gives it back
-// with putBodyBuf (or an upstreamBody) when done.
+// buffer of its size, from bufpool: the caller gives it back
+// with bufpool.Put (or an upstreamBody) when done.
 func readLimited(r io.Reader, sizeHint, max int64) ([]byte, error) {
 	size := int64(512)
 	if sizeHint > 0 {
 		// +1: room to see EOF without growing.
 		size = min(sizeHint, maxPrealloc, max) + 1
 	}
-	buf := getBodyBuf(size)
+	buf := bufpool.Get(int(size))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // let append pick the growth
@@ -120,14 +121,14 @@ func readLimited(r io.Reader, sizeHint, max int64) ([]byte, error) {
 		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), max+1)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > max {
-			putBodyBuf(buf)
+			bufpool.Put(buf)
 			return nil, tooLarge(max)
 		}
 		if err == io.EOF {
 			return buf, nil
 		}
 		if err != nil {
-			putBodyBuf(buf)
+			bufpool.Put(buf)
 			return nil, err
 		}
 	}

@@ -2,48 +2,13 @@ package firewall
 
 import (
 	"io"
-	"math/bits"
 	"net/http"
 	"sync"
 	"sync/atomic"
 
+	"github.com/promptwall/promptwall/bufpool"
 	"github.com/promptwall/promptwall/llmreq"
 )
-
-// Request bodies are read into buffers recycled through pools, one per
-// power-of-two size from 4 KiB to 2 MiB: a body read whole for scanning
-// otherwise costs an allocation of its size per request, and the garbage
-// collector's work grows with it (at 4 KiB it was a fifth of the
-// firewall's cost under load).
-const (
-	minBufShift = 12
-	maxBufShift = 21
-)
-
-var bodyPools [maxBufShift - minBufShift + 1]sync.Pool
-
-// getBodyBuf returns an empty buffer of capacity at least size.
-func getBodyBuf(size int64) []byte {
-	if size > 1<<maxBufShift {
-		return make([]byte, 0, size)
-	}
-	class := max(0, bits.Len64(uint64(size-1))-minBufShift)
-	if p, _ := bodyPools[class].Get().(*[]byte); p != nil {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, 1<<(class+minBufShift))
-}
-
-// putBodyBuf gives b to the pool of its capacity, if there is one. The
-// caller must hold the only reference to b's bytes.
-func putBodyBuf(b []byte) {
-	c := cap(b)
-	if c < 1<<minBufShift || c > 1<<maxBufShift || c&(c-1) != 0 {
-		return
-	}
-	b = b[:0]
-	bodyPools[bits.Len(uint(c))-1-minBufShift].Put(&b)
-}
 
 // upstreamBody is the request body the next handler reads, over pooled
 // buffers: the body as it came, or a rewritten one as the original's bytes
@@ -135,5 +100,5 @@ func (b *upstreamBody) release() {
 	}
 }
 
-// recycle is putBodyBuf; tests replace it to see when buffers come back.
-var recycle = putBodyBuf
+// recycle is bufpool.Put; tests replace it to see when buffers come back.
+var recycle = bufpool.Put

@@ -12,20 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/promptwall/promptwall/bufpool"
 	"github.com/promptwall/promptwall/llmreq"
 )
-
-func TestGetBodyBufSizes(t *testing.T) {
-	for _, tc := range []struct{ size, cap int64 }{
-		{1, 4096}, {4096, 4096}, {4097, 8192}, {1 << 20, 1 << 20}, {1<<20 + 1, 2 << 20}, {2<<20 + 1, 2<<20 + 1},
-	} {
-		b := getBodyBuf(tc.size)
-		if len(b) != 0 || int64(cap(b)) != tc.cap {
-			t.Errorf("getBodyBuf(%d): len %d cap %d, want 0 and %d", tc.size, len(b), cap(b), tc.cap)
-		}
-		putBodyBuf(b)
-	}
-}
 
 // watchRecycle records the buffers upstreamBody gives back.
 func watchRecycle(t *testing.T) *[][]byte {
@@ -44,7 +33,7 @@ func watchRecycle(t *testing.T) *[][]byte {
 func TestUpstreamBodyRecyclesAfterHandlerAndClose(t *testing.T) {
 	for _, closeFirst := range []bool{false, true} {
 		got := watchRecycle(t)
-		buf := append(getBodyBuf(10), "hello body"...)
+		buf := append(bufpool.Get(10), "hello body"...)
 		ub := newUpstreamBody(buf)
 		if b, err := io.ReadAll(ub); err != nil || string(b) != "hello body" {
 			t.Fatalf("read %q, %v", b, err)
@@ -78,7 +67,7 @@ func TestUpstreamBodyRecyclesAfterHandlerAndClose(t *testing.T) {
 func TestUpstreamBodyCloseDuringRead(t *testing.T) {
 	got := watchRecycle(t)
 	for i := 0; i < 200; i++ {
-		buf := append(getBodyBuf(1<<16), bytes.Repeat([]byte{'a'}, 1<<16)...)
+		buf := append(bufpool.Get(1<<16), bytes.Repeat([]byte{'a'}, 1<<16)...)
 		ub := newUpstreamBody(buf)
 		done := make(chan error)
 		go func() {
@@ -127,8 +116,8 @@ func TestSpliceBody(t *testing.T) {
 		want := req.Rewrite(repl)
 		for _, chunk := range []int{1, 3, 17, 4096, 1 << 16} {
 			got := watchRecycle(t)
-			raw := append(getBodyBuf(int64(len(body))), body...)
-			lits, splices := req.AppendSplices(getBodyBuf(64), repl, nil)
+			raw := append(bufpool.Get(len(body)), body...)
+			lits, splices := req.AppendSplices(bufpool.Get(64), repl, nil)
 			ub, n := spliceBody(raw, lits, splices)
 			if n != len(want) {
 				t.Fatalf("%v: length %d, want %d", repl, n, len(want))

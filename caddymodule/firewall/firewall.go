@@ -67,6 +67,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/promptwall/promptwall/bufpool"
 	"github.com/promptwall/promptwall/caddymodule/enginepool"
 	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/llmreq"
@@ -504,7 +505,7 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	owned := true
 	defer func() {
 		if owned {
-			putBodyBuf(raw)
+			bufpool.Put(raw)
 		}
 	}()
 	if len(raw) == 0 {
@@ -585,11 +586,11 @@ func (f *Firewall) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	case action != ActionSanitize:
 		ub, owned = newUpstreamBody(raw), false
 	case decoded:
-		up := req.AppendRewrite(getBodyBuf(int64(len(body)+len(body)/16)), repl, out.edits)
+		up := req.AppendRewrite(bufpool.Get(len(body)+len(body)/16), repl, out.edits)
 		ub, size = newUpstreamBody(up), len(up)
 		markRewritten(r, decoded)
 	default:
-		lits, splices := req.AppendSplices(getBodyBuf(int64(rewrittenSize(repl))), repl, out.edits)
+		lits, splices := req.AppendSplices(bufpool.Get(rewrittenSize(repl)), repl, out.edits)
 		ub, size = spliceBody(raw, lits, splices)
 		owned = false
 		markRewritten(r, decoded)

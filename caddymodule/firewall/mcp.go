@@ -13,6 +13,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/promptwall/promptwall/bufpool"
 	"github.com/promptwall/promptwall/engine"
 	"github.com/promptwall/promptwall/mcpmsg"
 )
@@ -139,7 +140,7 @@ func (f *Firewall) serveMCP(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	case ActionSanitize:
 		setRewritten(r, msg.Rewrite(repl, out.edits), decoded)
-		putBodyBuf(raw)
+		bufpool.Put(raw)
 		return f.nextMCP(w, r, next, msg)
 	}
 	ub := newUpstreamBody(raw)

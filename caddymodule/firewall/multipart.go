@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"github.com/promptwall/promptwall/bufpool"
 )
 
 // DefaultMaxUpload is the default limit of a multipart body: 512 MiB, the
@@ -164,7 +166,7 @@ func readForm(body io.Reader, boundary string, sp *spool, budget int64) (*form, 
 			return nil, fail(err)
 		}
 		fp.data = append(head, rest...)
-		putBodyBuf(rest)
+		bufpool.Put(rest)
 		budget -= int64(len(fp.data))
 		if !fp.field && fp.filename == "" {
 			// A part without a Content-Disposition: the metadata part of
