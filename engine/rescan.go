@@ -139,7 +139,7 @@ func appendEdits(dst []Edit, edits []edit, out []byte) []Edit {
 // Edits that make the copy from raw are appended to it: a caller can then
 // write the copy as raw's own encoding with only the edits changed.
 func (e *Engine) SanitizeScan(raw []byte, cov *Cover, ms []Match, known func(copy []byte) bool, edits *[]Edit) ([]byte, Result, *Cover) {
-	if cov == nil || cov.size != len(raw) {
+	if cov == nil || cov.sanitized == nil || cov.size != len(raw) { // none, released, or another text's
 		out := e.sanitizeCopy(raw, ms, edits)
 		if known != nil && known(out) {
 			return out, Result{Verdict: Safe, Sanitized: out}, nil

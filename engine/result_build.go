@@ -55,15 +55,12 @@ func (e *Engine) finish(st *scanState) Result {
 			res.Verdict = Malicious
 		}
 	}
-	var edits *[]edit
-	if st.keepEdits {
-		st.edits, edits = st.edits[:0], &st.edits
-	}
 	if st.keepEdits {
 		// A Cover's copy, which Cover.Release may hand back.
-		res.Sanitized = e.sanitizeTo(takeCopy(len(raw)+32), &st.t, merged, edits, false)
+		st.edits = st.edits[:0]
+		res.Sanitized = e.sanitizeTo(takeCopy(len(raw)+32), &st.t, merged, &st.edits, false)
 	} else {
-		res.Sanitized = e.sanitizeEdits(&st.t, merged, edits, false)
+		res.Sanitized = e.sanitizeEdits(&st.t, merged, nil, false)
 	}
 	return res
 }

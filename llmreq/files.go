@@ -252,7 +252,7 @@ func (w *walker) emitFile(v int, role string, content []byte, mt string, enc fil
 	sp := textSpan{path0: len(w.paths)}
 	w.appendTextPath()
 	sp.path1, sp.val0 = len(w.paths), len(w.values)
-	w.values = append(grow(w.values, len(content)), content...)
+	w.values = append(w.growValues(len(content)), content...)
 	sp.val1 = len(w.values)
 	w.push(Text{Role: role, start: int32(n.start()), end: int32(n.end()), enc: enc}, sp)
 	w.fileTypes = append(w.fileTypes, fileType{int32(n.start()), mt})

@@ -338,8 +338,7 @@ func (t *tape) parse(urlPath string, body []byte) (*Request, error) {
 	}
 	held := w.finish()
 	if held != nil {
-		// The Request owns it now; the tape takes one a Request released.
-		w.values = takeValues()
+		w.values = nil // the Request's now: the next parse grows its own (growValues)
 	}
 	texts := w.texts
 	if pooled {

@@ -252,12 +252,12 @@ func (w *walker) emit(i int, role string) {
 		switch {
 		case len(lit) >= MinEdited && (n.ascii() || jsonstr.ValidUTF8(lit)):
 			m0 := len(w.marks)
-			w.values, w.marks = jsonstr.UnquoteMarks(grow(w.values, len(lit)), lit, w.marks)
+			w.values, w.marks = jsonstr.UnquoteMarks(w.growValues(len(lit)), lit, w.marks)
 			w.lits = append(w.lits, litMarks{start: int32(n.start()), m0: int32(m0), m1: int32(len(w.marks))})
 		case n.ascii():
-			w.values = jsonstr.UnquoteValid(grow(w.values, len(lit)), lit)
+			w.values = jsonstr.UnquoteValid(w.growValues(len(lit)), lit)
 		default:
-			w.values = jsonstr.Unquote(grow(w.values, len(lit)), lit)
+			w.values = jsonstr.Unquote(w.growValues(len(lit)), lit)
 		}
 		sp.val1 = len(w.values)
 	}

@@ -194,9 +194,9 @@ func TestSanitizeKeepsLiteral(t *testing.T) {
 // (llmreq.Request.Release, engine.Cover.Release); with many requests at
 // once (run with -race), each upstream still gets what its request sent
 // alone gives, whatever another request wrote into reused memory. The
-// texts are safe, sanitized in a plain body, in a gzip'd one (rewritten
-// from the copy), and sanitized with an invalid byte in the literal,
-// which is then written whole from the copy.
+// texts are safe, sanitized in a plain body (spliced), in a gzip'd one
+// (rewritten with the edits), and sanitized with an invalid byte in the
+// literal, which is then written whole from the copy.
 func TestConcurrentLongTexts(t *testing.T) {
 	fx := newFixture(t, &Firewall{})
 	susp, _ := json.Marshal(suspText)
