@@ -25,7 +25,7 @@ type unionAC struct {
 	// start, or -1: scanWindows joins windows with it.
 	sep [3]int
 	// lit, per viewKind, tells the bytes that occur in literals
-	// (ahoCorasick.litBytes), for leetWindowsOf.
+	// (ahoCorasick.litBytes), for leetWindows.
 	lit [3][256]bool
 }
 
@@ -206,11 +206,11 @@ func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []u
 	sep := u.sep[kind]
 	lit := &u.lit[kind]
 	if sep < 0 {
-		leetWindowsOf(u.ac, view, lit, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
+		leetWindows(u.ac, view, lit, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
 		return
 	}
 	buf, segs := w.buf[:0], w.segs[:0]
-	leetWindowsOf(u.ac, view, lit, leet, func(lo, hi int) {
+	leetWindows(u.ac, view, lit, leet, func(lo, hi int) {
 		segs = append(segs, windowAt{int32(len(buf)), int32(lo)})
 		buf = append(append(buf, view[lo:hi]...), byte(sep))
 	})

@@ -223,7 +223,11 @@ func TestScanWindows(t *testing.T) {
 			want, got := make([]uint64, words), make([]uint64, words)
 			var wantHits, gotHits []hitAt
 			var wantKw, gotKw []litHit
-			leetWindows(u.ac, text, col, leet, func(lo, hi int) {
+			var lit [256]bool // as leetWindows reads it, apart from the union's table
+			for b := range lit {
+				lit[b] = u.ac.lit[col[b]]
+			}
+			leetWindows(u.ac, text, &lit, leet, func(lo, hi int) {
 				windowsChecked++
 				u.scan(text[lo:hi], lo, col, want, &wantHits, &later, keptHits{track, &wantKw})
 			})

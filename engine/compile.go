@@ -85,6 +85,11 @@ type compiled struct {
 	preimage    [3][256]int16
 	ac          *ahoCorasick
 	literals    []string // the required literals, in alphabet bytes
+
+	// keywordLit[kind] and prefixLit[kind] tell the view's bytes that occur
+	// in the automata's literals (ahoCorasick.litBytes), for leetWindows.
+	keywordLit, prefixLit [3][256]bool
+
 	// litRules[l]: the rules with literal l in a required conjunct;
 	// unconditional: the rules without required literals. A view's rules
 	// worth checking are the union of these over its literals.
@@ -199,6 +204,12 @@ func compile(rb *rulebook.Rulebook, filters candidateFilters) (*compiled, error)
 			default:
 				*pre = manyPreimages
 			}
+		}
+		if c.ac != nil {
+			c.keywordLit[kind] = c.ac.litBytes(&c.keywordCols[kind])
+		}
+		if c.prefixAC != nil {
+			c.prefixLit[kind] = c.prefixAC.litBytes(&c.prefixCols[kind])
 		}
 	}
 	for i := range c.rules {

@@ -181,7 +181,7 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 	} else if c.ac != nil {
 		m.khitsKept = false
 		col := &c.keywordCols[v.kind]
-		leetWindows(c.ac, v.src, col, v.leet, func(lo, hi int) { c.ac.scan(v.src[lo:hi], col, m.seen) })
+		leetWindows(c.ac, v.src, &c.keywordLit[v.kind], v.leet, func(lo, hi int) { c.ac.scan(v.src[lo:hi], col, m.seen) })
 	}
 }
 
@@ -191,15 +191,11 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 // of the character (the longest literal) and holds only bytes that occur
 // in literals, so each window is the run of such bytes around a leetspeak
 // character: a digit in "max_tokens": 256 gets a window of a byte or two.
-func leetWindows(ac *ahoCorasick, view []byte, col *byteCols, leet []int32, window func(lo, hi int)) {
-	lit := ac.litBytes(col)
-	leetWindowsOf(ac, view, &lit, leet, window)
-}
-
-// leetWindowsOf is leetWindows with the bytes that occur in ac's literals
-// given as a table (ahoCorasick.litBytes): one load a byte, where a
-// column and then whether it is a literal's were two in a row.
-func leetWindowsOf(ac *ahoCorasick, view []byte, lit *[256]bool, leet []int32, window func(lo, hi int)) {
+//
+// lit tells the view's bytes that occur in ac's literals
+// (ahoCorasick.litBytes): one load a byte, where a column and then whether
+// it is a literal's were two in a row.
+func leetWindows(ac *ahoCorasick, view []byte, lit *[256]bool, leet []int32, window func(lo, hi int)) {
 	reach := ac.ov + 1
 	n := len(view)
 	inLit := func(b byte) bool { return lit[b] }

@@ -144,7 +144,7 @@ func (c *compiled) findCandidates(v *view, m *matcher) {
 		window := func(lo, hi int) {
 			c.prefixAC.candidates(v.src[lo:hi], lo, col, m.near, c.prefixRules, c.prefixLens, m.cands, &m.later)
 		}
-		leetWindows(c.prefixAC, v.src, col, v.leet, window)
+		leetWindows(c.prefixAC, v.src, &c.prefixLit[v.kind], v.leet, window)
 	}
 	if near {
 		// A prefix of one byte the folding made is at a leetspeak
