@@ -30,8 +30,6 @@ func (c *Cover) Release() {
 	if c == nil || c.sanitized == nil {
 		return
 	}
-	if cap(c.sanitized) >= minPooledCopy {
-		bufpool.Put(c.sanitized)
-	}
+	bufpool.Put(c.sanitized) // which keeps only its own sizes
 	c.sanitized, c.edits = nil, nil
 }

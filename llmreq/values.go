@@ -38,8 +38,6 @@ func (w *walker) growValues(n int) []byte {
 // of that need not call it; the memory is then collected as usual. Release
 // on a Request without such values, or a second time, does nothing.
 func (r *Request) Release() {
-	if r.values != nil {
-		bufpool.Put(r.values)
-	}
+	bufpool.Put(r.values) // which keeps only its own sizes
 	r.values, r.Texts = nil, nil
 }
