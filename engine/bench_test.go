@@ -59,6 +59,24 @@ func BenchmarkScanDocument(b *testing.B) {
 	}
 }
 
+// BenchmarkSanitizeDocument sanitizes BenchmarkScanDocument's text, which
+// has a few suspicious matches, from its Cover: the firewall's second step
+// on a long document, which rescans windows around the replacements.
+func BenchmarkSanitizeDocument(b *testing.B) {
+	doc := []byte(chatbody.Document(corpusTexts(b, "chat_bodies_benign.jsonl"), 256<<10, false))
+	e := Default()
+	res, cov := e.ScanCover(doc)
+	if cov == nil {
+		b.Fatal("the document has no match to sanitize")
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, r, _ := e.SanitizeScan(doc, cov, res.Matches, nil, nil); len(r.Matches) != 0 {
+			b.Fatal("the sanitized copy has matches")
+		}
+	}
+}
+
 func BenchmarkScanBenignPrompts(b *testing.B) { benchCorpus(b, "benign_prompts.jsonl") }
 func BenchmarkScanChatBodies(b *testing.B)    { benchCorpus(b, "chat_bodies_benign.jsonl") }
 func BenchmarkScanInjections(b *testing.B)    { benchCorpus(b, "injection_jailbreak.jsonl") }

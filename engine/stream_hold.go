@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"math/bits"
 
 	"github.com/promptwall/promptwall/rulebook/jsregex"
@@ -15,6 +16,11 @@ type streamInfo struct {
 	pad    byte
 	groups []holdGroup // at most 64
 	all    uint64      // a bit per group
+	// With laneCounts (every group's B+2 below 256), holdPoint counts in
+	// byte lanes, eight groups a word, and laneEnd holds each group's
+	// B+2 in its lane.
+	laneCounts bool
+	laneEnd    [8]uint64
 	// For an ASCII unit, the groups it is outside C of (alien), and
 	// outside U of but in C (counted): masks for the other units.
 	alien, counted [128]uint64
@@ -80,13 +86,14 @@ func (si *streamInfo) prefixRules(c *compiled) {
 
 // unitMay reports whether unit i of t may read as alphabet byte b in the
 // original or leetspeak view, and whether what follows it is unknown (an
-// escape, or units still to come): then any byte may follow.
-func (si *streamInfo) unitMay(t *text, i, n int, b byte) (may, open bool) {
+// escape, or units still to come): then any byte may follow. pct tells
+// that t may have escapes (hasPct).
+func (si *streamInfo) unitMay(t *text, i, n int, b byte, pct bool) (may, open bool) {
 	if i >= n-3 {
 		return true, true
 	}
 	u := t.at(i)
-	if (u == '%' || isHex(u)) && escapePart(t, i, n) {
+	if pct && (u == '%' || isHex(u)) && escapePart(t, i, n) {
 		return true, true
 	}
 	if u < 128 {
@@ -96,11 +103,11 @@ func (si *streamInfo) unitMay(t *text, i, n int, b byte) (may, open bool) {
 }
 
 // mayBegin reports whether a match of prefix rule k may begin at unit s.
-func (si *streamInfo) mayBegin(t *text, s, n, k int) bool {
+func (si *streamInfo) mayBegin(t *text, s, n, k int, pct bool) bool {
 	for _, p := range si.pre[k] {
 		ok := true
 		for j := range p {
-			may, open := si.unitMay(t, s+j, n, p[j])
+			may, open := si.unitMay(t, s+j, n, p[j], pct)
 			if !may {
 				ok = false
 				break
@@ -158,10 +165,16 @@ func (si *streamInfo) holdPoint(t *text, off, n int, count, settle *[64]int) (h 
 	pending = si.all
 	cnt, set := count[:len(si.groups)], settle[:len(si.groups)]
 	clear(cnt)
+	// No unit of a text without a '%' is part of an escape: the check is
+	// skipped for every hex digit (a sixth of prose's letters).
+	pct := hasPct(t)
+	// The counts, in byte lanes when they fit: a unit adds one to a dozen
+	// groups' counts, which one at a time were most of the walk.
+	var lanes [8]uint64
 	i := n - 4
 	for ; i >= off && pending != 0; i-- {
 		u := t.at(i)
-		if (u == '%' || isHex(u)) && escapePart(t, i, n) {
+		if pct && (u == '%' || isHex(u)) && escapePart(t, i, n) {
 			continue
 		}
 		var alien, counted uint64
@@ -174,6 +187,22 @@ func (si *streamInfo) holdPoint(t *text, off, n int, count, settle *[64]int) (h 
 			set[bits.TrailingZeros64(m)] = i + 1
 		}
 		pending &^= alien
+		if si.laneCounts {
+			for w, m := 0, counted&pending; m != 0; w, m = w+1, m>>8 {
+				add := laneOnes[m&0xff]
+				if add == 0 {
+					continue
+				}
+				lanes[w] += add
+				// The lanes just counted that reached B+2.
+				for z := zeroLanes(lanes[w]^si.laneEnd[w]) & (add << 7); z != 0; z &= z - 1 {
+					g := 8*w + bits.TrailingZeros64(z)/8
+					pending &^= 1 << g
+					set[g] = i + 1
+				}
+			}
+			continue
+		}
 		for m := counted & pending; m != 0; m &= m - 1 {
 			g := bits.TrailingZeros64(m)
 			if cnt[g]++; cnt[g] == si.groups[g].b+2 {
@@ -206,10 +235,10 @@ func (si *streamInfo) holdPoint(t *text, off, n int, count, settle *[64]int) (h 
 		var cand uint64
 		u := t.at(p)
 		switch {
-		case p >= n-3 || u >= 128 || (u == '%' || isHex(u)) && escapePart(t, p, n):
+		case p >= n-3 || u >= 128 || pct && (u == '%' || isHex(u)) && escapePart(t, p, n):
 			cand = 1<<len(si.preRule) - 1
 		case p+1 < n-3:
-			if v := t.at(p + 1); v < 128 && !((v == '%' || isHex(v)) && escapePart(t, p+1, n)) {
+			if v := t.at(p + 1); v < 128 && !(pct && (v == '%' || isHex(v)) && escapePart(t, p+1, n)) {
 				cand = si.preTwo[u<<7|v]
 				break
 			}
@@ -222,7 +251,7 @@ func (si *streamInfo) holdPoint(t *text, off, n int, count, settle *[64]int) (h 
 		}
 		for ; cand != 0; cand &= cand - 1 {
 			k := bits.TrailingZeros64(cand)
-			if set[si.ruleGroup[si.preRule[k]]] <= p && (p == 0 && si.preStart&(1<<k) != 0 || si.mayBegin(t, p, n, k)) {
+			if set[si.ruleGroup[si.preRule[k]]] <= p && (p == 0 && si.preStart&(1<<k) != 0 || si.mayBegin(t, p, n, k, pct)) {
 				return p, pending
 			}
 		}
@@ -241,6 +270,29 @@ func (si *streamInfo) masks(u uint16) (alien, counted uint64) {
 	}
 	return alien, counted
 }
+
+// laneOnes[m] has a one in byte lane j for each bit j of m.
+var laneOnes = func() (t [256]uint64) {
+	for m := range t {
+		for j := range 8 {
+			if m&(1<<j) != 0 {
+				t[m] |= 1 << (8 * j)
+			}
+		}
+	}
+	return t
+}()
+
+// zeroLanes has the high bit of each byte lane of x that is zero: exact,
+// as no lane carries into the next.
+func zeroLanes(x uint64) uint64 {
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	return ^((x&low7 + low7) | x) & high
+}
+
+// hasPct reports whether t may have a %XX escape: whether its bytes hold
+// a '%' (no other byte decodes to that unit).
+func hasPct(t *text) bool { return !t.noPct && bytes.IndexByte(t.raw, '%') >= 0 }
 
 func isB64Unit(u uint16) bool { return u < 128 && unitFlags[u]&fB64 != 0 }
 
@@ -323,6 +375,14 @@ func streamInfoOf(e *Engine) *streamInfo {
 	}
 	si.prefixRules(e.c)
 	si.all = 1<<len(si.groups) - 1
+	si.laneCounts = true
+	for g, h := range si.groups {
+		if h.b+2 > 255 {
+			si.laneCounts = false
+			break
+		}
+		si.laneEnd[g/8] |= uint64(h.b+2) << (8 * (g % 8))
+	}
 	for u := range uint16(128) {
 		si.alien[u], si.counted[u] = si.masks(u)
 	}

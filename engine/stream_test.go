@@ -351,3 +351,80 @@ func TestStreamEachRule(t *testing.T) {
 		t.Errorf("the cap was reached %d times", st.capHits)
 	}
 }
+
+// TestHoldPointLanes: holdPoint counting in byte lanes, and skipping the
+// escape checks of a text without a '%', gives what counting one group at
+// a time and checking every unit gives (the same text with a '%' after
+// its end, which no unit it reads is part of), at windows of the corpora
+// and hostile texts, with escapes and text that is not ASCII among them.
+func TestHoldPointLanes(t *testing.T) {
+	e := Default()
+	si := streamInfoOf(e)
+	if !si.laneCounts {
+		t.Fatal("the published rulebook's groups do not fit byte lanes")
+	}
+	plain := *si
+	plain.laneCounts = false
+	texts := corpusAndDocuments(t)
+	for _, in := range hostileInputs(2048) {
+		texts = append(texts, in)
+	}
+	// Escapes everywhere: a "%6f" (or a broken one) every few words of a
+	// sample of the corpora.
+	for i, raw := range texts[:len(texts)/8] {
+		var esc []byte
+		for j, w := range bytes.SplitAfter(raw, []byte(" ")) {
+			if j%3 == i%3 {
+				esc = append(esc, []string{"%6f", "%4", "%", "%%41"}[j%4]...)
+			}
+			esc = append(esc, w...)
+		}
+		texts = append(texts, esc)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	var count, settle [64]int
+	checked, settled, pct := 0, 0, 0
+	for _, raw := range texts {
+		var a, b text
+		decodeText(raw, &a)
+		decodeText(append(slices.Clip(raw), '%'), &b)
+		n := a.len()
+		has := false
+		for i := range n {
+			has = has || a.at(i) == '%'
+		}
+		if hasPct(&a) != has || !hasPct(&b) {
+			t.Fatalf("%q: hasPct %v, has a '%%' unit %v", raw[:min(len(raw), 80)], hasPct(&a), has)
+		}
+		if has {
+			pct++
+		}
+		for try := range min(16, 2+n/256) {
+			// The whole of a short text, then windows of at most 2 KiB, as
+			// the rescan's.
+			off, end := 0, n
+			if try > 0 || n > 2048 {
+				if n > 0 {
+					end = 1 + r.IntN(n)
+				}
+				if end > 1 {
+					off = r.IntN(min(end, 2048))
+				}
+				off = max(off, end-2048)
+			}
+			h, pending := si.holdPoint(&a, off, end, &count, &settle)
+			wh, wpending := plain.holdPoint(&b, off, end, &count, &settle)
+			if h != wh || pending != wpending {
+				t.Fatalf("%q [%d, %d): hold point %d, pending %x; one group at a time %d, %x", raw[:min(len(raw), 80)], off, end, h, pending, wh, wpending)
+			}
+			checked++
+			if pending != si.all {
+				settled++
+			}
+		}
+	}
+	t.Logf("%d windows, %d with a group settled; %d of %d texts with a '%%'", checked, settled, pct, len(texts))
+	if settled < checked/2 {
+		t.Errorf("only %d of %d windows settle a group: the lanes were hardly counted", settled, checked)
+	}
+}
