@@ -137,7 +137,7 @@ func (e *Engine) Scan(raw []byte) Result {
 func (e *Engine) views(raw []byte) *scanState {
 	st := e.pool.Get().(*scanState)
 	st.spans = st.spans[:0]
-	decodeText(raw, &st.t)
+	decodeLazy(raw, &st.t)
 	e.collect(st)
 	return st
 }

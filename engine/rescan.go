@@ -54,7 +54,7 @@ func (e *Engine) ScanCover(raw []byte) (Result, *Cover) {
 	st := e.pool.Get().(*scanState)
 	defer e.release(st)
 	st.spans, st.cover, st.keepCover = st.spans[:0], st.cover[:0], true
-	decodeText(raw, &st.t)
+	decodeLazy(raw, &st.t)
 	e.collect(st)
 	st.keepCover, st.keepEdits = false, true
 	res := e.finish(st)

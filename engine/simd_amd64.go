@@ -24,7 +24,8 @@ const (
 // as the end of the last 64 bytes (those before from are the caller's,
 // ASCII), and stops before a block that has positions when pos has no room
 // for 64 more, or with ascii false at one that holds a byte of 0x80 or
-// above. It does nothing on a raw shorter than a block. pct reports a '%'
+// above (the positions and the stop are then those before it, and pct
+// false). It does nothing on a raw shorter than a block. pct reports a '%'
 // in the blocks it read (some byte of raw is one).
 //
 //go:noescape
@@ -57,17 +58,7 @@ var hasAVX512BW = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 //go:noescape
 func classifyVBMI(pos []int32, raw []byte, from, run, tok int) (n, end, runOut, tokOut int, ascii, pct bool)
 
-// widenVBMI writes raw's bytes from i to units from k, 64 ASCII bytes a
-// step, and the unit positions of their leetspeak characters to pos. It
-// returns where it stopped in both and how many positions it wrote: before
-// a block with a byte from 0x80 up, before the last bytes that do not make
-// a block of 64, or when pos has no room for 64 more. units must have room
-// for every byte from i on.
-//
-//go:noescape
-func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int)
-
-// hasVBMI tells whether classifyVBMI and widenVBMI can run: they need
+// hasVBMI tells whether classifyVBMI can run: it needs
 // what the wide keyword chains need, and BMI1 and BMI2 (every processor
 // with AVX-512 has them, and LZCNT).
 var hasVBMI = haveWide && cpu.X86.HasBMI1 && cpu.X86.HasBMI2

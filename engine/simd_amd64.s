@@ -160,8 +160,11 @@ done:
 	RET
 
 notASCII:
-	MOVQ $0, n+56(FP)
-	MOVQ $0, end+64(FP)
+	SUBQ R9, DI
+	SHRQ $2, DI
+	MOVQ DI, n+56(FP)
+	SUBQ R10, SI
+	MOVQ SI, end+64(FP)
 	MOVB $0, ascii+72(FP)
 	MOVB $0, pct+73(FP)
 	VZEROUPPER

@@ -27,7 +27,7 @@ func needAVX2(t *testing.T) {
 // (checkLeetKernel).
 func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 	t.Helper()
-	checkLeetKernel(t, raw, from, room, true, func(pos []int32) (int, int, bool, bool) { return leetAVX2(pos, raw, from) })
+	checkLeetKernel(t, raw, from, room, true, true, func(pos []int32) (int, int, bool, bool) { return leetAVX2(pos, raw, from) })
 }
 
 // checkLeetKernel runs a leetspeak kernel from position from with room for
@@ -35,8 +35,10 @@ func checkLeetAVX2(t *testing.T, raw []byte, from, room int) {
 // blocks it should read, and checks that it writes nothing past the
 // positions it returns. It returns where the kernel should stop, and
 // whether raw was ASCII up to there. reread: the bytes after the whole
-// blocks are read as the end of the last 64 (leetAVX2), not alone.
-func checkLeetKernel(t *testing.T, raw []byte, from, room int, reread bool, kernel func(pos []int32) (n, end int, ascii, pct bool)) (wantEnd int, ascii bool) {
+// blocks are read as the end of the last 64 (leetAVX2), not alone;
+// progress: at a block that is not ASCII, the kernel returns the positions
+// before it and its start (leetAVX2).
+func checkLeetKernel(t *testing.T, raw []byte, from, room int, reread, progress bool, kernel func(pos []int32) (n, end int, ascii, pct bool)) (wantEnd int, ascii bool) {
 	t.Helper()
 	const unset = -7
 	pos := make([]int32, room+8)
@@ -69,6 +71,9 @@ func checkLeetKernel(t *testing.T, raw []byte, from, room int, reread bool, kern
 	}
 	if ascii != wantASCII {
 		t.Fatalf("%q from %d: ASCII %v, want %v", raw, from, ascii, wantASCII)
+	}
+	if !ascii && progress && (end != wantEnd || !slices.Equal(pos[:n], want)) {
+		t.Fatalf("%q from %d, room %d: %v up to %d before a byte from 0x80 up, want %v up to %d", raw, from, room, pos[:n], end, want, wantEnd)
 	}
 	if !ascii {
 		return wantEnd, false
@@ -191,7 +196,7 @@ func checkClassify(t *testing.T, raw []byte, from, room int) {
 		tok0 = -1
 	}
 	var run, tok int
-	wantEnd, ascii := checkLeetKernel(t, raw, from, room, false, func(pos []int32) (n, end int, ascii, pct bool) {
+	wantEnd, ascii := checkLeetKernel(t, raw, from, room, false, false, func(pos []int32) (n, end int, ascii, pct bool) {
 		n, end, run, tok, ascii, pct = classifyVBMI(pos, raw, from, run0, tok0)
 		return n, end, ascii, pct
 	})
@@ -264,60 +269,5 @@ func TestClassifyVBMI(t *testing.T) {
 		// Mostly base64 letters, so that runs of 16 come and go.
 		b := randomText(rng, rng.IntN(2000), letters+letters+" .=%@3", 4)
 		checkClassify(t, b, rng.IntN(len(b)+1)&^63, rng.IntN(2*len(b)+64))
-	}
-}
-
-// TestWidenVBMI: widenVBMI from random places of texts of ASCII blocks with
-// leetspeak characters and the odd byte from 0x80 up, with random room for
-// positions, against a byte loop over the blocks it should take; nothing
-// is written outside the units and positions it reports.
-func TestWidenVBMI(t *testing.T) {
-	if !hasVBMI {
-		t.Skip("no AVX-512 VBMI")
-	}
-	const unset = 0xEEEE
-	rng := rand.New(rand.NewPCG(22, 23))
-	for range 20000 {
-		raw := randomText(rng, rng.IntN(700), "ab cd0135@$7%2XY", 2)
-		i := rng.IntN(len(raw) + 1)
-		k := i - rng.IntN(i+1)
-		room := rng.IntN(300)
-		units := make([]uint16, len(raw)+8)
-		for u := range units {
-			units[u] = unset
-		}
-		pos := make([]int32, room+8)
-		for p := range pos {
-			pos[p] = -7
-		}
-		gotI, gotK, n := widenVBMI(units[:len(raw)], raw, pos[:room], i, k)
-
-		wantUnits := slices.Clone(units)
-		var wantPos []int32
-		wi, wk := i, k
-		for wi+64 <= len(raw) && room-len(wantPos) >= 64 {
-			p, ascii := leetRef(raw[wi : wi+64])
-			if !ascii {
-				break
-			}
-			for j := range 64 {
-				wantUnits[wk+j] = uint16(raw[wi+j])
-			}
-			for _, p := range p {
-				wantPos = append(wantPos, int32(wk)+p)
-			}
-			wi, wk = wi+64, wk+64
-		}
-		if gotI != wi || gotK != wk || !slices.Equal(pos[:n], wantPos) {
-			t.Fatalf("%q from %d (unit %d), room %d: to %d (unit %d), %v; want %d (unit %d), %v", raw, i, k, room, gotI, gotK, pos[:n], wi, wk, wantPos)
-		}
-		if !slices.Equal(units, wantUnits) {
-			t.Fatalf("%q from %d (unit %d): units %x, want %x", raw, i, k, units, wantUnits)
-		}
-		for p := n; p < len(pos); p++ {
-			if pos[p] != -7 {
-				t.Fatalf("%q from %d, room %d: %d positions, and %d written", raw, i, room, n, p)
-			}
-		}
 	}
 }

@@ -13,13 +13,13 @@ func skipBlocks(bs []byte, i int) int { return i }
 // hasAVX2: no vector kernels run here.
 const hasAVX2 = false
 
-// hasVBMI: nor the kernels that also follow base64 runs and widen
-// ASCII bytes to units; decodeText never calls this stand-in.
+// hasVBMI: nor the kernel that also follows base64 runs.
 const hasVBMI = false
-
-func widenVBMI(units []uint16, raw []byte, pos []int32, i, k int) (iOut, kOut, n int) {
-	return i, k, 0
-}
 
 // leetKernelMin: decodeText's AVX2 path, which uses it, never runs here.
 const leetKernelMin = 64
+
+// leetAVX2: decodeLazy never calls it here (hasAVX2 is false).
+func leetAVX2(pos []int32, raw []byte, from int) (n, end int, ascii, pct bool) {
+	return 0, from, true, false
+}

@@ -9,13 +9,20 @@ import (
 
 // text is a scanned input as UTF-16 code units (docs/SPEC.md section 1). For an
 // all-ASCII input (the common case) units and byte offsets are the bytes
-// themselves, and only the list of leetspeak positions is kept.
+// themselves, and only the list of leetspeak positions is kept. For any
+// other, the units are made only for a caller that reads them (widen): a
+// scan reads the bytes (encodeRaw), and making 2 bytes a unit of a long
+// text, then reading them back, was a tenth of its scan.
 type text struct {
 	raw   []byte
 	ascii bool
-	units []uint16 // empty when ascii
+	n     int      // units, when not ascii
+	units []uint16 // empty when ascii, or until widen
 	leet  []int32  // positions of the leetspeak characters
-	noPct bool     // decodeText learned that raw has no '%'
+	// leetAt, when not ascii, holds the byte offset of each of leet's
+	// characters.
+	leetAt []int32
+	noPct  bool // decodeText learned that raw has no '%'
 	// tokens is where a base64 token can first start, as decodeText
 	// learned it: findTokens need look no earlier.
 	tokens int
@@ -25,9 +32,10 @@ func (t *text) len() int {
 	if t.ascii {
 		return len(t.raw)
 	}
-	return len(t.units)
+	return t.n
 }
 
+// at returns unit i; a text that is not ASCII must have been widened.
 func (t *text) at(i int) uint16 {
 	if t.ascii {
 		return uint16(t.raw[i])
@@ -116,65 +124,55 @@ func charAt(raw []byte, i int) (size, units int) {
 }
 
 // decodeText decodes raw as Go's utf8.DecodeRune does: a well-formed
-// sequence is its character, anything else one U+FFFD for one byte.
+// sequence is its character, anything else one U+FFFD for one byte. Its
+// units are made (widen).
 func decodeText(raw []byte, t *text) {
+	decodeLazy(raw, t)
+	t.widen()
+}
+
+// decodeLazy is decodeText without making the units of a text that is not
+// ASCII: it counts them, and lists its leetspeak characters as units and
+// as bytes.
+func decodeLazy(raw []byte, t *text) {
 	t.raw = raw
 	leet, ascii, noPct, tokens := asciiLeet(t.leet[:0], raw)
 	t.noPct, t.tokens = noPct, tokens
+	// Keep the buffers for the next text.
+	t.units, t.leetAt = t.units[:0], t.leetAt[:0]
 	if ascii {
-		// Keep the buffers for the next non-ASCII text.
-		t.ascii, t.units, t.leet = true, t.units[:0], leet
+		t.ascii, t.leet = true, leet
 		return
 	}
-	t.ascii, t.tokens = false, 0
-	// A byte is at most one unit (a 4-byte character is two), so the
-	// buffer is sized once and written by index. The leetspeak characters
-	// are listed on the way, as units: a second pass over the units, one
-	// at a time, was a third of a long non-ASCII text's scan.
-	units := grow(t.units, len(raw))
-	leet = leet[:0]
+	t.ascii, t.tokens, t.noPct = false, 0, false
+	leet, at := leet[:0], t.leetAt
 	k := 0
 	for i := 0; i < len(raw); {
 		stop := len(raw)
-		if hasVBMI && len(raw)-i >= 64 {
-			// Whole blocks of ASCII bytes, 64 a step (eight at a time,
-			// below, were most of a long text's conversion); the loop
-			// below takes the block the kernel stopped at, and the kernel
-			// the blocks after it.
-			var n int
+		if hasAVX2 && len(raw)-i >= 64 {
+			// Whole blocks of ASCII bytes, up to one that is not: their
+			// units are as many after k as their bytes after i. The loop
+			// below takes the block the kernel stopped at.
 			leet = slices.Grow(leet, 64)
-			i, k, n = widenVBMI(units, raw, leet[len(leet):cap(leet)], i, k)
-			leet, stop = leet[:len(leet)+n], min(i+64, len(raw))
-		} else if hasAVX2 && len(raw)-i >= 64 {
-			// Without VBMI: the ASCII blocks, 32 a step, with widenAVX2,
-			// and their leetspeak characters with leetAVX2; the loop below
-			// takes the block the kernel stopped at. Eight bytes at a time
-			// were most of a long text's conversion.
-			i0, k0 := i, k
-			i, k = widenASCII(units, raw, i, k)
-			if n := len(leet); i-i0 >= leetKernelMin {
-				leet, _, _, _, _ = asciiLeetBlocks(leet, raw[i0:i])
-				for j := n; j < len(leet); j++ {
-					leet[j] += int32(k0) // the stretch's units are its bytes
-				}
-			} else {
-				for j := i0; j < i; j += 8 {
-					if m := leetCandidates(binary.LittleEndian.Uint64(raw[j:])); m != 0 {
-						leet = appendLeetWord(leet, m, raw[j:j+8], k0+j-i0)
-					}
-				}
+			n, end, _, _ := leetAVX2(leet[len(leet):cap(leet)], raw, i)
+			found := leet[len(leet) : len(leet)+n]
+			at = append(at, found...)
+			for j := range found {
+				found[j] += int32(k - i)
 			}
-			stop = min(i+32, len(raw))
+			leet, k, i = leet[:len(leet)+n], k+end-i, end
+			stop = min(i+64, len(raw))
 		}
 		for i < stop {
 			// Eight ASCII bytes at a time: non-ASCII texts are mostly ASCII.
 			if i+8 <= len(raw) {
 				if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
-					u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
-					u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
-					u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
 					if m := leetCandidates(w); m != 0 {
-						leet = appendLeetWord(leet, m, r, k)
+						n := len(leet)
+						leet = appendLeetWord(leet, m, raw[i:i+8], k)
+						for _, u := range leet[n:] {
+							at = append(at, u-int32(k)+int32(i))
+						}
 					}
 					i, k = i+8, k+8
 					continue
@@ -183,11 +181,45 @@ func decodeText(raw []byte, t *text) {
 			b := raw[i]
 			if b < utf8.RuneSelf {
 				if isLeet(b) {
-					leet = append(leet, int32(k))
+					leet, at = append(leet, int32(k)), append(at, int32(i))
 				}
+				i, k = i+1, k+1
+				continue
+			}
+			size, units := charAt(raw, i)
+			i, k = i+size, k+units
+		}
+	}
+	t.n, t.leet, t.leetAt = k, leet, at
+}
+
+// widen makes the units of a text decodeLazy read, if not yet made.
+func (t *text) widen() {
+	if t.ascii || len(t.units) == t.n {
+		return
+	}
+	raw := t.raw
+	// A byte is at most one unit (a 4-byte character is two), so the
+	// buffer is sized once and written by index.
+	units := grow(t.units, len(raw))
+	k := 0
+	for i := 0; i < len(raw); {
+		// Whole stretches of ASCII bytes, 32 a step, with widenAVX2; the
+		// loop below takes the block it stopped at.
+		i, k = widenASCII(units, raw, i, k)
+		for stop := min(i+32, len(raw)); i < stop; {
+			if i+8 <= len(raw) {
+				if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
+					u, r := units[k:k+8:k+8], raw[i:i+8:i+8]
+					u[0], u[1], u[2], u[3] = uint16(r[0]), uint16(r[1]), uint16(r[2]), uint16(r[3])
+					u[4], u[5], u[6], u[7] = uint16(r[4]), uint16(r[5]), uint16(r[6]), uint16(r[7])
+					i, k = i+8, k+8
+					continue
+				}
+			}
+			if b := raw[i]; b < utf8.RuneSelf {
 				units[k] = uint16(b)
-				k++
-				i++
+				i, k = i+1, k+1
 				continue
 			}
 			r, size := utf8.DecodeRune(raw[i:])
@@ -202,7 +234,7 @@ func decodeText(raw []byte, t *text) {
 			i += size
 		}
 	}
-	t.units, t.leet = units[:k], leet
+	t.units = units[:k]
 }
 
 // asciiLeet appends the positions of the leetspeak characters of raw to

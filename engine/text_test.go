@@ -290,3 +290,62 @@ func appendLeetUnits(dst []int32, units []uint16) []int32 {
 	}
 	return dst
 }
+
+// TestDecodeLazy: a text decodeLazy read has decodeText's length and
+// leetspeak positions without its units, each position's byte holds its
+// character, widen then gives decodeText's units, and encodeRaw gives what
+// encodeUnits gives of them, the bytes units from 128 up read as
+// included. For texts of ASCII, other scripts, 4-byte characters and
+// invalid bytes in every mix, at lengths around the kernels' blocks.
+func TestDecodeLazy(t *testing.T) {
+	c := Default().c
+	rng := rand.New(rand.NewPCG(31, 32))
+	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@ 1337", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b",
+		"прив3т", "日本語", strings.Repeat("The quick brown f0x 1337 @ $ jumps. ", 3)}
+	var lazy, eager text
+	var encLazy, encEager []byte
+	wide := 0
+	for n := range 4000 {
+		count := rng.IntN(12)
+		if n >= 2000 {
+			count = rng.IntN(300)
+		}
+		var b []byte
+		for range count {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		decodeLazy(b, &lazy)
+		decodeText(b, &eager)
+		if lazy.ascii != eager.ascii || lazy.len() != eager.len() || !slices.Equal(lazy.leet, eager.leet) {
+			t.Fatalf("%q: ascii %v, %d units, leetspeak at %v; decodeText %v, %d, %v", b, lazy.ascii, lazy.len(), lazy.leet, eager.ascii, eager.len(), eager.leet)
+		}
+		if lazy.ascii {
+			continue
+		}
+		wide++
+		if len(lazy.units) != 0 {
+			t.Fatalf("%q: %d units made", b, len(lazy.units))
+		}
+		if len(lazy.leetAt) != len(lazy.leet) {
+			t.Fatalf("%q: %d byte offsets for %d positions", b, len(lazy.leetAt), len(lazy.leet))
+		}
+		for j, u := range lazy.leet {
+			if got := uint16(b[lazy.leetAt[j]]); got != eager.units[u] {
+				t.Fatalf("%q: leetspeak unit %d is %#x, its byte %d %#x", b, u, eager.units[u], lazy.leetAt[j], got)
+			}
+		}
+		var heldLazy, heldEager byteSet
+		encLazy = c.encodeRaw(encLazy, &lazy, &heldLazy)
+		encEager = c.encodeUnits(encEager, eager.units, &heldEager)
+		if !bytes.Equal(encLazy, encEager) || heldLazy != heldEager {
+			t.Fatalf("%q: encoded %x, held %x; from the units %x, %x", b, encLazy, heldLazy, encEager, heldEager)
+		}
+		lazy.widen()
+		if !slices.Equal(lazy.units, eager.units) {
+			t.Fatalf("%q: widened %x, want %x", b, lazy.units, eager.units)
+		}
+	}
+	if wide < 3000 {
+		t.Errorf("only %d of the texts are not ASCII", wide)
+	}
+}

@@ -17,9 +17,28 @@ func widenAVX2(units []uint16, raw []byte, i, k int) (iOut, kOut int)
 //go:noescape
 func encodeAVX2(dst []byte, units []uint16, nib *nibbleTables) int
 
-// widenASCII is widenAVX2 where it can run (without AVX-512 VBMI, whose
-// widenVBMI decodeText calls instead), for a stretch of at least 64 bytes
-// from i; else it widens nothing.
+// encodeBytesAVX2 is encodeAVX2 for bytes: it writes tab[b] to dst for
+// the bytes of src, 32 at a time, up to the first 32 that hold one from
+// 0x80 up, and returns how many it wrote. dst is at least as long as src.
+//
+//go:noescape
+func encodeBytesAVX2(dst, src []byte, nib *nibbleTables) int
+
+// encodeASCIIBytes writes the alphabet bytes (nib being their nibble
+// tables) of src's leading whole blocks of 32 ASCII bytes to dst, and
+// returns how many it did. dst may be shorter than src (the units of a
+// text that is not ASCII are fewer than its bytes): the blocks it takes
+// are ASCII, a unit a byte, so those that fit in dst are enough.
+func encodeASCIIBytes(dst, src []byte, nib *nibbleTables) int {
+	m := min(len(src), len(dst))
+	if !hasAVX2 || m < 32 {
+		return 0
+	}
+	return encodeBytesAVX2(dst[:m], src[:m], nib)
+}
+
+// widenASCII is widenAVX2 where it can run, for a stretch of at least 64
+// bytes from i; else it widens nothing.
 func widenASCII(units []uint16, raw []byte, i, k int) (iOut, kOut int) {
 	if !hasAVX2 || len(raw)-i < 64 || len(units)-k < len(raw)-i {
 		return i, k

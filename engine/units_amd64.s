@@ -109,3 +109,65 @@ edone:
 	VZEROUPPER
 	MOVQ BX, ret+56(FP)
 	RET
+
+// func encodeBytesAVX2(dst, src []byte, nib *nibbleTables) int
+//
+// encodeAVX2 for bytes: writes tab[b] to dst for the bytes of src, 32 a
+// step, up to the first 32 that hold one from 0x80 up (or fewer than 32
+// left), and returns how many it wrote.
+TEXT ·encodeBytesAVX2(SB), NOSPLIT, $0-64
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	MOVQ nib+48(FP), AX
+	VMOVDQU 0(AX), Y8
+	VMOVDQU 32(AX), Y9
+	VMOVDQU 64(AX), Y10
+	VMOVDQU 96(AX), Y11
+	VMOVDQU 128(AX), Y12
+	VMOVDQU 160(AX), Y13
+	VMOVDQU 192(AX), Y14
+	VMOVDQU 224(AX), Y15
+	MOVL         $0x10101010, R8
+	VMOVD        R8, X6
+	VPBROADCASTD X6, Y6
+	XORQ         BX, BX
+
+bloop:
+	LEAQ      32(BX), DX
+	CMPQ      DX, CX
+	JA        bdone
+	VMOVDQU   (SI)(BX*1), Y2
+	VPMOVMSKB Y2, R9
+	TESTL     R9, R9
+	JNZ       bdone
+	VPSHUFB   Y2, Y8, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y9, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y10, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y11, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y12, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y13, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y14, Y4
+	VPXOR     Y4, Y3, Y3
+	VPSUBB    Y6, Y2, Y2
+	VPSHUFB   Y2, Y15, Y4
+	VPXOR     Y4, Y3, Y3
+	VMOVDQU   Y3, (DI)(BX*1)
+	MOVQ      DX, BX
+	JMP       bloop
+
+bdone:
+	VZEROUPPER
+	MOVQ BX, ret+56(FP)
+	RET

@@ -94,3 +94,51 @@ func TestEncodeAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeBytesAVX2: encodeBytesAVX2 writes tab's bytes for the whole
+// ASCII blocks of 32 it should take, and nothing past them, for random
+// tables and bytes with the odd one from 0x80 up.
+func TestEncodeBytesAVX2(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(28, 29))
+	tabs := []*[256]byte{&Default().c.ascii}
+	for range 8 {
+		var tab [256]byte
+		for b := range 128 {
+			tab[b] = byte(rng.IntN(256))
+		}
+		tabs = append(tabs, &tab)
+	}
+	for range 20000 {
+		tab := tabs[rng.IntN(len(tabs))]
+		nib := nibbleTablesOf(tab)
+		src := make([]byte, rng.IntN(300))
+		for j := range src {
+			src[j] = byte(rng.IntN(128))
+			if rng.IntN(200) == 0 {
+				src[j] = byte(128 + rng.IntN(128))
+			}
+		}
+		dst := make([]byte, len(src)+8)
+		for j := range dst {
+			dst[j] = 0xA5
+		}
+		n := encodeBytesAVX2(dst[:len(src)], src, &nib)
+		want := 0
+		for want+32 <= len(src) && !slices.ContainsFunc(src[want:want+32], func(b byte) bool { return b >= 128 }) {
+			want += 32
+		}
+		if n != want {
+			t.Fatalf("%x: encoded %d bytes, want %d", src, n, want)
+		}
+		for j := range dst {
+			w := byte(0xA5)
+			if j < n {
+				w = tab[src[j]]
+			}
+			if dst[j] != w {
+				t.Fatalf("%x: byte %d is %#x, want %#x", src, j, dst[j], w)
+			}
+		}
+	}
+}

@@ -76,6 +76,7 @@ func (e *Engine) collect(st *scanState) {
 		st.spans = append(st.spans, span{rule: int32(rule), start: int32(s), end: int32(end), views: view})
 	}
 	unitsOf := func(dst []rune) []rune {
+		t.widen()
 		for i := 0; i < n; i++ {
 			dst = append(dst, rune(jsregex.Canonicalize(t.at(i))))
 		}
@@ -88,7 +89,7 @@ func (e *Engine) collect(st *scanState) {
 	var held byteSet // none for an ASCII text
 	orig := view{src: t.raw, kind: viewASCII, buf: &st.enc, held: &held}
 	if !t.ascii {
-		st.enc = c.encodeUnits(st.enc, t.units, &held)
+		st.enc = c.encodeRaw(st.enc, t, &held)
 		orig = view{src: st.enc, held: &held}
 	}
 	orig.keepTries = len(t.leet) > 0
@@ -109,13 +110,14 @@ func (e *Engine) collect(st *scanState) {
 			// bytes, so they are folded in place (a copy was a pass over the
 			// text of its own).
 			enc := st.enc[:n]
-			for _, i := range t.leet {
-				enc[i] = c.asciiLeet[t.units[i]]
+			for j, i := range t.leet {
+				enc[i] = c.asciiLeet[t.raw[t.leetAt[j]]]
 			}
 			v = view{src: enc, leet: t.leet, held: &held} // the folds are ASCII
 		}
 		c.findLiteralsNear(&v, st.m)
 		leetUnits := func(dst []rune) []rune {
+			t.widen()
 			for i := 0; i < n; i++ {
 				u := t.at(i)
 				if isLeet(u) {
@@ -190,6 +192,62 @@ func (c *compiled) encodeUnits(dst []byte, units []uint16, held *byteSet) []byte
 		out, units = out[m:], units[m:]
 	}
 	encodeHolding(out, units, tab, held)
+	return dst
+}
+
+// encodeRaw is encodeUnits for the units of t, which is not ASCII, read
+// from its bytes: its units need not be made.
+func (c *compiled) encodeRaw(dst []byte, t *text, held *byteSet) []byte {
+	dst = grow(dst, t.n)
+	if c.alphabet == nil {
+		clear(dst)
+		*held = byteSet{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)} // nothing known
+		return dst
+	}
+	raw, tab, asc := t.raw, &c.alphabet.Byte, &c.ascii
+	k := 0
+	for i := 0; i < len(raw); {
+		// The ASCII blocks with a vector kernel where there is one, the
+		// next 32 bytes (which hold a non-ASCII one) below, or the next
+		// 256 after a stretch of none (a text in another script would
+		// otherwise pay a call every 32 bytes).
+		n := encodeASCIIBytes(dst[k:], raw[i:], &c.asciiNib)
+		i, k = i+n, k+n
+		stop := min(i+32, len(raw))
+		if n == 0 {
+			stop = min(i+256, len(raw))
+		}
+		for i < stop {
+			if i+8 <= len(raw) {
+				if w := binary.LittleEndian.Uint64(raw[i:]); w&0x8080808080808080 == 0 {
+					d, r := dst[k:k+8:k+8], raw[i:i+8:i+8]
+					d[0], d[1], d[2], d[3] = asc[r[0]], asc[r[1]], asc[r[2]], asc[r[3]]
+					d[4], d[5], d[6], d[7] = asc[r[4]], asc[r[5]], asc[r[6]], asc[r[7]]
+					i, k = i+8, k+8
+					continue
+				}
+			}
+			if b := raw[i]; b < utf8.RuneSelf {
+				dst[k] = asc[b]
+				i, k = i+1, k+1
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			if r >= 0x10000 {
+				r -= 0x10000
+				hi, lo := tab[0xD800+(r>>10)], tab[0xDC00+(r&0x3FF)]
+				dst[k], dst[k+1] = hi, lo
+				held.add(int(hi))
+				held.add(int(lo))
+				k += 2
+			} else {
+				dst[k] = tab[r]
+				held.add(int(dst[k]))
+				k++
+			}
+			i += size
+		}
+	}
 	return dst
 }
 
@@ -299,6 +357,7 @@ func (p *pctView) build(t *text) bool {
 	if !hasPctEscape(t.raw) {
 		return false // a lone '%' ("50%") makes no view
 	}
+	t.widen()
 	n := t.len()
 	// The view has at most n units: room for them once, not by doubling
 	// (a long text's four slices were a sixth of its scan).
