@@ -85,6 +85,9 @@ func asciiLeetBlocks(dst []int32, raw []byte) (_ []int32, _ int, ascii, pct bool
 		}
 		pct = pct || p
 		if dst = dst[:len(dst)+n]; !ascii {
+			if !hasVBMI {
+				i = end // leetAVX2's positions and stop before the block
+			}
 			return dst, i, false, false, 0
 		}
 		if end == len(raw) {

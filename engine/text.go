@@ -136,7 +136,7 @@ func decodeText(raw []byte, t *text) {
 // as bytes.
 func decodeLazy(raw []byte, t *text) {
 	t.raw = raw
-	leet, ascii, noPct, tokens := asciiLeet(t.leet[:0], raw)
+	leet, stop, ascii, noPct, tokens := asciiLeetPrefix(t.leet[:0], raw)
 	t.noPct, t.tokens = noPct, tokens
 	// Keep the buffers for the next text.
 	t.units, t.leetAt = t.units[:0], t.leetAt[:0]
@@ -144,10 +144,12 @@ func decodeLazy(raw []byte, t *text) {
 		t.ascii, t.leet = true, leet
 		return
 	}
+	// Up to stop, raw is ASCII and its leetspeak characters are listed:
+	// their units are their bytes.
 	t.ascii, t.tokens, t.noPct = false, 0, false
-	leet, at := leet[:0], t.leetAt
-	k := 0
-	for i := 0; i < len(raw); {
+	at := append(t.leetAt, leet...)
+	k := stop
+	for i := stop; i < len(raw); {
 		stop := len(raw)
 		if hasAVX2 && len(raw)-i >= 64 {
 			// Whole blocks of ASCII bytes, up to one that is not: their
@@ -243,19 +245,28 @@ func (t *text) widen() {
 // of the leetspeak view's work on chat bodies). A vector kernel, where the
 // CPU has one, takes texts of a block (64 bytes) or more, and a loop over
 // words the others. When raw is not all ASCII, dst holds what was found
-// before the first block or word that is not, for the caller to throw away.
+// before the first block or word that is not (asciiLeetPrefix).
 // noPct reports that raw has no '%', when the kernel read all of it (it
 // looks at every byte anyway: a search of its own was 5% of a long text's
 // scan); tokens, from where findTokens need look (see asciiLeetBlocks).
 func asciiLeet(dst []int32, raw []byte) (_ []int32, ascii, noPct bool, tokens int) {
+	dst, _, ascii, noPct, tokens = asciiLeetPrefix(dst, raw)
+	return dst, ascii, noPct, tokens
+}
+
+// asciiLeetPrefix is asciiLeet, and also returns how far raw is known to
+// be ASCII with its leetspeak characters in dst: len(raw) when it is, else
+// the start of the block or word where it stopped, from which decodeLazy
+// goes on.
+func asciiLeetPrefix(dst []int32, raw []byte) (_ []int32, stop int, ascii, noPct bool, tokens int) {
 	dst, i, ascii, pct, tokens := asciiLeetBlocks(dst, raw)
 	if !ascii {
-		return dst, false, false, 0
+		return dst, i, false, false, 0
 	}
 	// The kernel read every byte of a text it took whole.
 	noPct = i == len(raw) && i > 0 && !pct
-	dst, ascii = asciiLeetWords(dst, raw, i)
-	return dst, ascii, noPct, tokens
+	dst, i, ascii = asciiLeetWords(dst, raw, i)
+	return dst, i, ascii, noPct, tokens
 }
 
 // leetCandidates has the high bit set in each byte of a word of eight
@@ -280,12 +291,13 @@ func appendLeetWord(dst []int32, m uint64, w []byte, at int) []int32 {
 	return dst
 }
 
-// asciiLeetWords is asciiLeet from raw[i:], eight bytes at a time.
-func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
+// asciiLeetWords is asciiLeet from raw[i:], eight bytes at a time; it also
+// returns where it stopped.
+func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, int, bool) {
 	for ; i+8 <= len(raw); i += 8 {
 		v := binary.LittleEndian.Uint64(raw[i:])
 		if v&0x8080808080808080 != 0 {
-			return dst, false
+			return dst, i, false
 		}
 		if m := leetCandidates(v); m != 0 {
 			dst = appendLeetWord(dst, m, raw[i:i+8], i)
@@ -293,13 +305,13 @@ func asciiLeetWords(dst []int32, raw []byte, i int) ([]int32, bool) {
 	}
 	for ; i < len(raw); i++ {
 		if raw[i] >= utf8.RuneSelf {
-			return dst, false
+			return dst, i, false
 		}
 		if isLeet(raw[i]) {
 			dst = append(dst, int32(i))
 		}
 	}
-	return dst, true
+	return dst, i, true
 }
 
 func isLeet[U byte | uint16](u U) bool { return u < 128 && unitFlags[u&127]&fLeet != 0 }

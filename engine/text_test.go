@@ -167,7 +167,20 @@ func checkASCIILeet(t *testing.T, raw []byte) {
 			}
 			return dst, ascii
 		}},
-		{"asciiLeetWords", func(dst []int32, raw []byte) ([]int32, bool) { return asciiLeetWords(dst, raw, 0) }},
+		{"asciiLeetWords", func(dst []int32, raw []byte) ([]int32, bool) {
+			dst, _, ascii := asciiLeetWords(dst, raw, 0)
+			return dst, ascii
+		}},
+		{"asciiLeetPrefix", func(dst []int32, raw []byte) ([]int32, bool) {
+			// Up to where it stopped, raw is ASCII and dst has its positions.
+			n := len(dst)
+			dst, stop, ascii, _, _ := asciiLeetPrefix(dst, raw)
+			p, pre := leetRef(raw[:stop])
+			if !pre || ascii && stop != len(raw) || !slices.Equal(dst[n:], p) {
+				t.Fatalf("asciiLeetPrefix(%q): to %d (ASCII %v), %v; the bytes before %v, %v", raw, stop, ascii, dst[n:], pre, p)
+			}
+			return dst, ascii
+		}},
 	} {
 		got, ascii := f.leet([]int32{-1}, raw)
 		if ascii != wantASCII {
