@@ -2,6 +2,44 @@
 
 #include "textflag.h"
 
+// NIBBLES loads the nibble tables at AX (nibbleTablesOf) into Y8 to Y15.
+#define NIBBLES \
+	VMOVDQU 0(AX), Y8 \
+	VMOVDQU 32(AX), Y9 \
+	VMOVDQU 64(AX), Y10 \
+	VMOVDQU 96(AX), Y11 \
+	VMOVDQU 128(AX), Y12 \
+	VMOVDQU 160(AX), Y13 \
+	VMOVDQU 192(AX), Y14 \
+	VMOVDQU 224(AX), Y15
+
+// LOOKUP128 sets Y3 to the table's bytes for the bytes of Y2, all below
+// 128, as the XOR over k <= b>>4 of table k at b-16k (Y6 holds 16s; Y2
+// and Y4 spoiled).
+#define LOOKUP128 \
+	VPSHUFB   Y2, Y8, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y9, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y10, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y11, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y12, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y13, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y14, Y4 \
+	VPXOR     Y4, Y3, Y3 \
+	VPSUBB    Y6, Y2, Y2 \
+	VPSHUFB   Y2, Y15, Y4 \
+	VPXOR     Y4, Y3, Y3
+
 // func widenAVX2(units []uint16, raw []byte, i, k int) (iOut, kOut int)
 //
 // Writes raw's bytes from i to units from k, 32 a step, up to the first 32
@@ -50,14 +88,7 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-64
 	MOVQ units_base+24(FP), SI
 	MOVQ units_len+32(FP), CX
 	MOVQ nib+48(FP), AX
-	VMOVDQU 0(AX), Y8
-	VMOVDQU 32(AX), Y9
-	VMOVDQU 64(AX), Y10
-	VMOVDQU 96(AX), Y11
-	VMOVDQU 128(AX), Y12
-	VMOVDQU 160(AX), Y13
-	VMOVDQU 192(AX), Y14
-	VMOVDQU 224(AX), Y15
+	NIBBLES
 	// VMOVD, not MOVD: a legacy SSE instruction among the AVX ones costs
 	// a transition (see plain_amd64.s in jsonstr).
 	MOVL         $0xFF80FF80, R8
@@ -79,28 +110,7 @@ eloop:
 	JNZ       edone
 	VPACKUSWB Y1, Y0, Y2
 	VPERMQ    $0xD8, Y2, Y2
-	VPSHUFB   Y2, Y8, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y9, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y10, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y11, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y12, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y13, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y14, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y15, Y4
-	VPXOR     Y4, Y3, Y3
+	LOOKUP128
 	VMOVDQU   Y3, (DI)(BX*1)
 	MOVQ      DX, BX
 	JMP       eloop
@@ -120,14 +130,7 @@ TEXT ·encodeBytesAVX2(SB), NOSPLIT, $0-64
 	MOVQ src_base+24(FP), SI
 	MOVQ src_len+32(FP), CX
 	MOVQ nib+48(FP), AX
-	VMOVDQU 0(AX), Y8
-	VMOVDQU 32(AX), Y9
-	VMOVDQU 64(AX), Y10
-	VMOVDQU 96(AX), Y11
-	VMOVDQU 128(AX), Y12
-	VMOVDQU 160(AX), Y13
-	VMOVDQU 192(AX), Y14
-	VMOVDQU 224(AX), Y15
+	NIBBLES
 	MOVL         $0x10101010, R8
 	VMOVD        R8, X6
 	VPBROADCASTD X6, Y6
@@ -141,28 +144,7 @@ bloop:
 	VPMOVMSKB Y2, R9
 	TESTL     R9, R9
 	JNZ       bdone
-	VPSHUFB   Y2, Y8, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y9, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y10, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y11, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y12, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y13, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y14, Y4
-	VPXOR     Y4, Y3, Y3
-	VPSUBB    Y6, Y2, Y2
-	VPSHUFB   Y2, Y15, Y4
-	VPXOR     Y4, Y3, Y3
+	LOOKUP128
 	VMOVDQU   Y3, (DI)(BX*1)
 	MOVQ      DX, BX
 	JMP       bloop

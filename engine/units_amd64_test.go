@@ -51,8 +51,20 @@ func asciiPrefixWords32(b []byte) bool {
 // random tables and the engine's own, against the table read unit by
 // unit: it stops at the first 32 units that hold one from 128 up.
 func TestEncodeAVX2(t *testing.T) {
+	checkEncodeKernel(t, 26, 0xFF80, func(dst []byte, units []uint16, nib *nibbleTables) int { return encodeAVX2(dst, units, nib) })
+}
+
+// TestEncodeBytesAVX2: encodeBytesAVX2, the same for bytes.
+func TestEncodeBytesAVX2(t *testing.T) {
+	checkEncodeKernel(t, 28, 128, func(dst []byte, src []byte, nib *nibbleTables) int { return encodeBytesAVX2(dst, src, nib) })
+}
+
+// checkEncodeKernel runs an encoding kernel on random units (high of them
+// from 128 up, the odd one) with random tables: it must write tab's bytes
+// for the whole blocks of 32 below 128 it should take, and nothing past.
+func checkEncodeKernel[U byte | uint16](t *testing.T, seed uint64, high int, kernel func(dst []byte, units []U, nib *nibbleTables) int) {
 	needAVX2(t)
-	rng := rand.New(rand.NewPCG(26, 27))
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	tabs := []*[256]byte{&Default().c.ascii}
 	for range 8 {
 		var tab [256]byte
@@ -64,20 +76,20 @@ func TestEncodeAVX2(t *testing.T) {
 	for range 20000 {
 		tab := tabs[rng.IntN(len(tabs))]
 		nib := nibbleTablesOf(tab)
-		units := make([]uint16, rng.IntN(300))
+		units := make([]U, rng.IntN(300))
 		for j := range units {
-			units[j] = uint16(rng.IntN(128))
+			units[j] = U(rng.IntN(128))
 			if rng.IntN(200) == 0 {
-				units[j] = uint16(128 + rng.IntN(0xFF80))
+				units[j] = U(128 + rng.IntN(high))
 			}
 		}
 		dst := make([]byte, len(units)+8)
 		for j := range dst {
 			dst[j] = 0xA5
 		}
-		n := encodeAVX2(dst[:len(units)], units, &nib)
+		n := kernel(dst[:len(units)], units, &nib)
 		want := 0
-		for want+32 <= len(units) && !slices.ContainsFunc(units[want:want+32], func(u uint16) bool { return u >= 128 }) {
+		for want+32 <= len(units) && !slices.ContainsFunc(units[want:want+32], func(u U) bool { return u >= 128 }) {
 			want += 32
 		}
 		if n != want {
@@ -90,54 +102,6 @@ func TestEncodeAVX2(t *testing.T) {
 			}
 			if dst[j] != w {
 				t.Fatalf("%x: byte %d is %#x, want %#x", units, j, dst[j], w)
-			}
-		}
-	}
-}
-
-// TestEncodeBytesAVX2: encodeBytesAVX2 writes tab's bytes for the whole
-// ASCII blocks of 32 it should take, and nothing past them, for random
-// tables and bytes with the odd one from 0x80 up.
-func TestEncodeBytesAVX2(t *testing.T) {
-	needAVX2(t)
-	rng := rand.New(rand.NewPCG(28, 29))
-	tabs := []*[256]byte{&Default().c.ascii}
-	for range 8 {
-		var tab [256]byte
-		for b := range 128 {
-			tab[b] = byte(rng.IntN(256))
-		}
-		tabs = append(tabs, &tab)
-	}
-	for range 20000 {
-		tab := tabs[rng.IntN(len(tabs))]
-		nib := nibbleTablesOf(tab)
-		src := make([]byte, rng.IntN(300))
-		for j := range src {
-			src[j] = byte(rng.IntN(128))
-			if rng.IntN(200) == 0 {
-				src[j] = byte(128 + rng.IntN(128))
-			}
-		}
-		dst := make([]byte, len(src)+8)
-		for j := range dst {
-			dst[j] = 0xA5
-		}
-		n := encodeBytesAVX2(dst[:len(src)], src, &nib)
-		want := 0
-		for want+32 <= len(src) && !slices.ContainsFunc(src[want:want+32], func(b byte) bool { return b >= 128 }) {
-			want += 32
-		}
-		if n != want {
-			t.Fatalf("%x: encoded %d bytes, want %d", src, n, want)
-		}
-		for j := range dst {
-			w := byte(0xA5)
-			if j < n {
-				w = tab[src[j]]
-			}
-			if dst[j] != w {
-				t.Fatalf("%x: byte %d is %#x, want %#x", src, j, dst[j], w)
 			}
 		}
 	}
