@@ -110,6 +110,12 @@ func asciiWords32(w []byte) bool {
 		binary.LittleEndian.Uint64(w[16:])|binary.LittleEndian.Uint64(w[24:]))&0x8080808080808080 == 0
 }
 
+// surrogates returns the two units of a character from U+10000 up.
+func surrogates(r rune) (hi, lo uint16) {
+	r -= 0x10000
+	return uint16(0xD800 + r>>10), uint16(0xDC00 + r&0x3FF)
+}
+
 // charAt returns the size in bytes of the character at raw[i], decoded as
 // decodeText decodes it, and its units: two for one from U+10000 up.
 func charAt(raw []byte, i int) (size, units int) {
@@ -226,8 +232,7 @@ func (t *text) widen() {
 			}
 			r, size := utf8.DecodeRune(raw[i:])
 			if r >= 0x10000 {
-				r -= 0x10000
-				units[k], units[k+1] = uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF))
+				units[k], units[k+1] = surrogates(r)
 				k += 2
 			} else {
 				units[k] = uint16(r)

@@ -10,6 +10,36 @@ import (
 	"unicode/utf8"
 )
 
+// mixedText returns pieces of ASCII, other scripts, 4-byte characters,
+// invalid bytes and leetspeak in a random mix: a dozen pieces, or up to
+// 300 (long, past the kernels' blocks).
+func mixedText(rng *rand.Rand, long bool) []byte {
+	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@ 1337", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b",
+		"прив3т", "日本語", strings.Repeat("The quick brown f0x 1337 @ $ jumps. ", 3)}
+	count := rng.IntN(12)
+	if long {
+		count = rng.IntN(300)
+	}
+	var b []byte
+	for range count {
+		b = append(b, pieces[rng.IntN(len(pieces))]...)
+	}
+	return b
+}
+
+// unitsRef decodes b as utf8.DecodeRune and utf16.Encode do, and returns
+// its units and each one's byte offset.
+func unitsRef(b []byte) (units []uint16, offs []int) {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		for _, u := range utf16.Encode([]rune{r}) {
+			units, offs = append(units, u), append(offs, i)
+		}
+		i += size
+	}
+	return units, offs
+}
+
 // TestDecodeText: the units are Go's decoding of the bytes (a U+FFFD per
 // invalid byte) in UTF-16, and the byte offsets where each unit's
 // character begins, on texts that mix ASCII runs of every length with
@@ -17,29 +47,11 @@ import (
 // runs of several blocks, which the kernel widens where it runs.
 func TestDecodeText(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b",
-		strings.Repeat("The quick brown f0x 1337 @ $ jumps. ", 3)}
 	var tx text
 	for n := range 3000 {
-		count := rng.IntN(12)
-		if n >= 2000 {
-			count = rng.IntN(150)
-		}
-		var b []byte
-		for range count {
-			b = append(b, pieces[rng.IntN(len(pieces))]...)
-		}
+		b := mixedText(rng, n >= 2000)
 		decodeText(b, &tx)
-		var want []uint16
-		var offs []int
-		for i := 0; i < len(b); {
-			r, size := utf8.DecodeRune(b[i:])
-			for range utf16.Encode([]rune{r}) {
-				offs = append(offs, i)
-			}
-			want = append(want, utf16.Encode([]rune{r})...)
-			i += size
-		}
+		want, offs := unitsRef(b)
 		if tx.ascii != (len(want) == len(b) && utf8.Valid(b) && !slices.ContainsFunc(b, func(c byte) bool { return c >= 0x80 })) {
 			t.Fatalf("%q: ascii %v", b, tx.ascii)
 		}
@@ -304,58 +316,49 @@ func appendLeetUnits(dst []int32, units []uint16) []int32 {
 	return dst
 }
 
-// TestDecodeLazy: a text decodeLazy read has decodeText's length and
-// leetspeak positions without its units, each position's byte holds its
-// character, widen then gives decodeText's units, and encodeRaw gives what
-// encodeUnits gives of them, the bytes units from 128 up read as
-// included. For texts of ASCII, other scripts, 4-byte characters and
-// invalid bytes in every mix, at lengths around the kernels' blocks.
+// TestDecodeLazy: a text decodeLazy read has the reference decoding's
+// length and leetspeak positions, without units, and each position's byte
+// holds its character; encodeRaw gives what encodeUnits gives of the
+// reference units, the bytes units from 128 up read as included; widen
+// then gives those units.
 func TestDecodeLazy(t *testing.T) {
 	c := Default().c
 	rng := rand.New(rand.NewPCG(31, 32))
-	pieces := []string{"a", "hello world, ", "0123456789abcdefg", "h4x0r $@ 1337", "é", "€", "😀", "\xff", "\xed\xa0\x80", "\xe2\x82", "\u200b",
-		"прив3т", "日本語", strings.Repeat("The quick brown f0x 1337 @ $ jumps. ", 3)}
-	var lazy, eager text
-	var encLazy, encEager []byte
+	var tx text
+	var enc, want []byte
 	wide := 0
 	for n := range 4000 {
-		count := rng.IntN(12)
-		if n >= 2000 {
-			count = rng.IntN(300)
+		b := mixedText(rng, n >= 2000)
+		units, _ := unitsRef(b)
+		leet := appendLeetUnits(nil, units)
+		decodeLazy(b, &tx)
+		if tx.len() != len(units) || !slices.Equal(tx.leet, leet) {
+			t.Fatalf("%q: %d units, leetspeak at %v; want %d, %v", b, tx.len(), tx.leet, len(units), leet)
 		}
-		var b []byte
-		for range count {
-			b = append(b, pieces[rng.IntN(len(pieces))]...)
-		}
-		decodeLazy(b, &lazy)
-		decodeText(b, &eager)
-		if lazy.ascii != eager.ascii || lazy.len() != eager.len() || !slices.Equal(lazy.leet, eager.leet) {
-			t.Fatalf("%q: ascii %v, %d units, leetspeak at %v; decodeText %v, %d, %v", b, lazy.ascii, lazy.len(), lazy.leet, eager.ascii, eager.len(), eager.leet)
-		}
-		if lazy.ascii {
+		if tx.ascii {
 			continue
 		}
 		wide++
-		if len(lazy.units) != 0 {
-			t.Fatalf("%q: %d units made", b, len(lazy.units))
+		if len(tx.units) != 0 {
+			t.Fatalf("%q: %d units made", b, len(tx.units))
 		}
-		if len(lazy.leetAt) != len(lazy.leet) {
-			t.Fatalf("%q: %d byte offsets for %d positions", b, len(lazy.leetAt), len(lazy.leet))
+		if len(tx.leetAt) != len(tx.leet) {
+			t.Fatalf("%q: %d byte offsets for %d positions", b, len(tx.leetAt), len(tx.leet))
 		}
-		for j, u := range lazy.leet {
-			if got := uint16(b[lazy.leetAt[j]]); got != eager.units[u] {
-				t.Fatalf("%q: leetspeak unit %d is %#x, its byte %d %#x", b, u, eager.units[u], lazy.leetAt[j], got)
+		for j, u := range tx.leet {
+			if got := uint16(b[tx.leetAt[j]]); got != units[u] {
+				t.Fatalf("%q: leetspeak unit %d is %#x, its byte %d %#x", b, u, units[u], tx.leetAt[j], got)
 			}
 		}
-		var heldLazy, heldEager byteSet
-		encLazy = c.encodeRaw(encLazy, &lazy, &heldLazy)
-		encEager = c.encodeUnits(encEager, eager.units, &heldEager)
-		if !bytes.Equal(encLazy, encEager) || heldLazy != heldEager {
-			t.Fatalf("%q: encoded %x, held %x; from the units %x, %x", b, encLazy, heldLazy, encEager, heldEager)
+		var held, wantHeld byteSet
+		enc = c.encodeRaw(enc, &tx, &held)
+		want = c.encodeUnits(want, units, &wantHeld)
+		if !bytes.Equal(enc, want) || held != wantHeld {
+			t.Fatalf("%q: encoded %x, held %x; from the units %x, %x", b, enc, held, want, wantHeld)
 		}
-		lazy.widen()
-		if !slices.Equal(lazy.units, eager.units) {
-			t.Fatalf("%q: widened %x, want %x", b, lazy.units, eager.units)
+		tx.widen()
+		if !slices.Equal(tx.units, units) {
+			t.Fatalf("%q: widened %x, want %x", b, tx.units, units)
 		}
 	}
 	if wide < 3000 {

@@ -234,8 +234,8 @@ func (c *compiled) encodeRaw(dst []byte, t *text, held *byteSet) []byte {
 			}
 			r, size := utf8.DecodeRune(raw[i:])
 			if r >= 0x10000 {
-				r -= 0x10000
-				hi, lo := tab[0xD800+(r>>10)], tab[0xDC00+(r&0x3FF)]
+				u, v := surrogates(r)
+				hi, lo := tab[u], tab[v]
 				dst[k], dst[k+1] = hi, lo
 				held.add(int(hi))
 				held.add(int(lo))
@@ -385,9 +385,9 @@ func (p *pctView) build(t *text) bool {
 			r, size := utf8.DecodeRune(p.bytes[j:])
 			from, to := int32(runStart+3*j), int32(runStart+3*(j+size))
 			if r >= 0x10000 {
-				r -= 0x10000
-				p.push(uint16(0xD800+(r>>10)), from, to, &esc)
-				p.push(uint16(0xDC00+(r&0x3FF)), from, to, &esc)
+				hi, lo := surrogates(r)
+				p.push(hi, from, to, &esc)
+				p.push(lo, from, to, &esc)
 			} else {
 				p.push(uint16(r), from, to, &esc)
 			}
