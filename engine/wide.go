@@ -2,7 +2,8 @@ package engine
 
 // The keyword automaton over a long text, 64 chains at once with AVX-512
 // (wide_amd64.go and .s; elsewhere scanWide declines and the four chains
-// walk).
+// walk), for a rulebook whose keywords and prefixes make no union
+// automaton (findLiterals).
 //
 // The scalar walk is one dependent table load per byte and chain, and with
 // four chains it is bound by the instructions each step takes. Here each
