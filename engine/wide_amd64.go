@@ -9,8 +9,10 @@ import (
 )
 
 // haveWide reports whether the processor has the instructions the kernel
-// uses: AVX-512 F and BW, and VBMI for the byte permute.
-var haveWide = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
+// uses: AVX-512 F and BW, and VBMI for the byte permute. Every such
+// processor has AVX2, which the AVX-512 kernels' callers assume; with
+// GODEBUG=cpu.avx2=off it stays off too.
+var haveWide = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 // The hit buffer's size, and how much of it a call keeps free: a block of
 // four steps adds at most four hits per chain. Each group's hits are stored
