@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 )
 
 // The keyword and prefix automata as one, for the views whose keywords
@@ -27,6 +28,8 @@ type unionAC struct {
 	// lit, per viewKind, tells the bytes that occur in literals
 	// (ahoCorasick.litBytes), for leetWindows.
 	lit [3][256]bool
+	// cmap, per viewKind, maps bytes to columns for walkCols.
+	cmap [3]colMap
 }
 
 // newUnionAC returns the automaton of keywords and prefixes, or nil when
@@ -63,10 +66,12 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 		return nil
 	}
 	u.ac = ac
+	ac.delta8 = delta8Of(ac)
 	states := len(ac.delta) / ac.k
 	for kind := range u.sep {
 		u.sep[kind] = resetByte(ac, &u.cols[kind])
 		u.lit[kind] = ac.litBytes(&u.cols[kind])
+		u.cmap[kind] = newColMap(&u.cols[kind])
 	}
 	u.hasPre = make([]bool, states)
 	for s := range states {
@@ -112,27 +117,19 @@ type keptHits struct {
 const maxUnionTable = 1 << 18
 
 // scan marks in seen the keywords that occur in text (which begins at
-// offset in its view, whose bytes col maps to columns) and appends its
-// prefix hits to hits, their ends as positions of the view, in the order
-// ahoCorasick.candidates reports them: one chain's order. later is
-// scratch for the hits of chains 1 to 3.
-func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hits *[]hitAt, later *[3][]hitAt, kw keptHits) {
+// offset in its view of kind) and appends its prefix hits to hits, their
+// ends as positions of the view, in the order ahoCorasick.candidates
+// reports them: one chain's order.
+func (u *unionAC) scan(text []byte, offset int, kind viewKind, seen []uint64, hits *[]hitAt, sc *unionScratch, kw keptHits) {
 	ac := u.ac
-	k := uint32(ac.k)
-	nkw := u.nkw
-	// hit marks the keywords of the state at row, keeps the hits of those
-	// kw tracks, and tells whether the state has prefixes to keep.
-	hit := func(row uint32, end int) bool {
-		s := row / k
-		for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
-			if id < nkw {
-				seen[id>>6] |= 1 << (id & 63)
-				if kw.track[id] {
-					*kw.hits = append(*kw.hits, litHit{id, int32(offset + end)})
-				}
-			}
+	col := &u.cols[kind]
+	if m := &u.cmap[kind]; hasColWalk && m.high >= 0 && ac.delta8 != nil {
+		if q := colWalkSpan(len(text), ac.ov); q > 0 {
+			sc.cols = grow(sc.cols, len(text))
+			m.mapCols(sc.cols, text, col)
+			u.walkCols(sc.cols, q, offset, seen, hits, sc, kw)
+			return
 		}
-		return u.hasPre[s]
 	}
 	q := ac.walkSpan(len(text))
 	if q == 0 {
@@ -140,17 +137,19 @@ func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hi
 		// many (a text of code has a digit every few lines).
 		delta, out, row := ac.delta, ac.out, uint32(0)
 		for i, b := range text {
-			if row = delta[row+col[b]]; row >= out && hit(row, i+1) {
+			if row = delta[row+col[b]]; row >= out && u.mark(row, offset+i+1, seen, kw) {
 				*hits = append(*hits, hitAt{row, int32(offset + i + 1)})
 			}
 		}
 		return
 	}
+	// Chain j > 0's hits go to later[j-1], and after chain 0's.
+	later := sc.later[:3]
 	for j := range later {
 		later[j] = later[j][:0]
 	}
 	ac.walk(text, col, func(row uint32, end int) {
-		if !hit(row, end) {
+		if !u.mark(row, offset+end, seen, kw) {
 			return
 		}
 		if end <= q+ac.ov {
@@ -160,6 +159,85 @@ func (u *unionAC) scan(text []byte, offset int, col *byteCols, seen []uint64, hi
 			later[j-1] = append(later[j-1], hitAt{row, int32(offset + end)})
 		}
 	})
+	for _, l := range later {
+		*hits = append(*hits, l...)
+	}
+}
+
+// mark marks in seen the keywords of the state at row, whose occurrences
+// end at end, keeps the hits of those kw tracks, and tells whether the
+// state has prefixes, whose hit scan keeps.
+func (u *unionAC) mark(row uint32, end int, seen []uint64, kw keptHits) bool {
+	ac := u.ac
+	s := row / uint32(ac.k)
+	for _, id := range ac.outs[ac.outAt[s]:ac.outAt[s+1]] {
+		if id < u.nkw {
+			seen[id>>6] |= 1 << (id & 63)
+			if kw.track[id] {
+				*kw.hits = append(*kw.hits, litHit{id, int32(end)})
+			}
+		}
+	}
+	return u.hasPre[s]
+}
+
+// walkCols is scan over the column text ct (colMap.mapCols) with eight
+// chains q apart (colWalkSpan), as walk's four: chain j starts at j*q and
+// keeps only the hits that end after its first ov bytes, in later[j-1]
+// after chain 0's. The chains' hits are gathered first and marked after
+// the walk: marking one reads the state's outputs, the keywords seen and
+// the prefix flags, which the walk's table pushes out of the cache, one
+// load waiting on the last (on the corpus document, marking each hit at
+// its stop took a third of scan).
+func (u *unionAC) walkCols(ct []byte, q, offset int, seen []uint64, hits *[]hitAt, sc *unionScratch, kw keptHits) {
+	ac := u.ac
+	ov := ac.ov
+	// A row offset is a multiple of 8 (delta8Of): raw hits hold their
+	// chain in the low 3 bits.
+	raw := sc.raw[:0]
+	n := len(ct) - 7*q // the common steps: the last chain's length
+	var rows [8]uint32 // row offsets over 8
+	// out is a power of two, 8 and more: a row offset is at least out
+	// when its eighth has a bit of ^(out/8-1).
+	mask := ^(ac.out/8 - 1)
+	delta := unsafe.SliceData(ac.delta8)
+	for i := 0; i < n; {
+		i += walk8(&ct[i], q, n-i, delta, mask, &rows)
+		if (rows[0]|rows[1]|rows[2]|rows[3]|rows[4]|rows[5]|rows[6]|rows[7])&mask == 0 {
+			continue
+		}
+		// The step at i-1 reached outputs: the occurrences end there.
+		for j, e := range rows {
+			if e&mask != 0 && (j == 0 || i > ov) {
+				raw = append(raw, hitAt{e*8 | uint32(j), int32(j*q + i)})
+			}
+		}
+	}
+	for j := range 7 {
+		from := j*q + n
+		delta, out, row := ac.delta, ac.out, rows[j]*8
+		for i, c := range ct[from:min(len(ct), j*q+q+ov)] {
+			if row = delta[row+uint32(c)]; row >= out {
+				raw = append(raw, hitAt{row | uint32(j), int32(from + i + 1)})
+			}
+		}
+	}
+	sc.raw = raw
+	later := &sc.later
+	for j := range later {
+		later[j] = later[j][:0]
+	}
+	for _, h := range raw {
+		j, row, end := h.row&7, h.row&^7, int(h.end)
+		if !u.mark(row, offset+end, seen, kw) {
+			continue
+		}
+		if j == 0 {
+			*hits = append(*hits, hitAt{row, int32(offset + end)})
+		} else {
+			later[j-1] = append(later[j-1], hitAt{row, int32(offset + end)})
+		}
+	}
 	for _, l := range later {
 		*hits = append(*hits, l...)
 	}
@@ -186,11 +264,16 @@ func (u *unionAC) candidates(hits []hitAt, active []bool, prefixRules [][]int32,
 	}
 }
 
-// windows is scanWindows' scratch: the windows joined, and where each
-// begins in it and in its view.
-type windows struct {
-	buf  []byte
-	segs []windowAt
+// unionScratch is the scratch of scan and scanWindows: the windows
+// joined, and where each begins in it and in its view; a text's columns;
+// walkCols' hits before they are marked; the hits of chains after the
+// first.
+type unionScratch struct {
+	buf   []byte
+	segs  []windowAt
+	cols  []byte
+	raw   []hitAt
+	later [7][]hitAt
 }
 
 type windowAt struct{ at, lo int32 }
@@ -201,12 +284,11 @@ type windowAt struct{ at, lo int32 }
 // its table loads, where walk's four chains overlap them. The hits are
 // the same, in the same order (by their ends); only the keyword hits kept
 // for kw are in walk's order, which groupHits does not need.
-func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []uint64, hits *[]hitAt, later *[3][]hitAt, kw keptHits, w *windows) {
-	col := &u.cols[kind]
+func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []uint64, hits *[]hitAt, kw keptHits, w *unionScratch) {
 	sep := u.sep[kind]
 	lit := &u.lit[kind]
 	if sep < 0 {
-		leetWindows(u.ac, view, lit, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, col, seen, hits, later, kw) })
+		leetWindows(u.ac, view, lit, leet, func(lo, hi int) { u.scan(view[lo:hi], lo, kind, seen, hits, w, kw) })
 		return
 	}
 	buf, segs := w.buf[:0], w.segs[:0]
@@ -219,7 +301,7 @@ func (u *unionAC) scanWindows(view []byte, kind viewKind, leet []int32, seen []u
 		return
 	}
 	from, kwFrom := len(*hits), len(*kw.hits)
-	u.scan(buf, 0, col, seen, hits, later, kw)
+	u.scan(buf, 0, kind, seen, hits, w, kw)
 	// A hit ends inside its window, never on a separator: at is the
 	// window holding its last byte.
 	k := 0

@@ -53,6 +53,7 @@ func checkUnion(t *testing.T, c *compiled) {
 	}
 	words := (len(c.literals) + 63) / 64
 	var later [3][]hitAt
+	var sc unionScratch
 	check := func(text []byte, lo int) {
 		t.Helper()
 		for kind := range viewKind(3) {
@@ -65,7 +66,7 @@ func checkUnion(t *testing.T, c *compiled) {
 			want, got := make([]uint64, words), make([]uint64, words)
 			c.ac.scan(text[lo:], &c.keywordCols[kind], want)
 			var hits []hitAt
-			u.scan(text[lo:], lo, &u.cols[kind], got, &hits, &later, keptHits{track: make([]bool, len(c.literals)), hits: new([]litHit)})
+			u.scan(text[lo:], lo, kind, got, &hits, &sc, keptHits{track: make([]bool, len(c.literals)), hits: new([]litHit)})
 			if !slices.Equal(got, want) {
 				t.Fatalf("kind %d, %d bytes from %d: union keywords %x, keyword automaton %x", kind, len(text), lo, got, want)
 			}
@@ -201,8 +202,7 @@ func TestScanWindows(t *testing.T) {
 		track[i] = true
 	}
 	words := (len(c.literals) + 63) / 64
-	var w windows
-	var later [3][]hitAt
+	var w, alone unionScratch
 	windowsChecked := 0
 	check := func(text []byte) {
 		t.Helper()
@@ -229,9 +229,9 @@ func TestScanWindows(t *testing.T) {
 			}
 			leetWindows(u.ac, text, &lit, leet, func(lo, hi int) {
 				windowsChecked++
-				u.scan(text[lo:hi], lo, col, want, &wantHits, &later, keptHits{track, &wantKw})
+				u.scan(text[lo:hi], lo, kind, want, &wantHits, &alone, keptHits{track, &wantKw})
 			})
-			u.scanWindows(text, kind, leet, got, &gotHits, &later, keptHits{track, &gotKw}, &w)
+			u.scanWindows(text, kind, leet, got, &gotHits, keptHits{track, &gotKw}, &w)
 			if !slices.Equal(got, want) {
 				t.Fatalf("kind %d, %.60q: joined keywords %x, alone %x", kind, text, got, want)
 			}

@@ -38,7 +38,7 @@ type matcher struct {
 	// union automaton (compiled.union), and uhits holds its prefix hits.
 	unionHits bool
 	uhits     []hitAt
-	windows   windows // scanWindows' scratch
+	uscratch  unionScratch // the union automaton's scratch
 	// khits are the keyword hits reach.go needs of the view, with
 	// khitsKept: the union automaton's pass walked the view (and, for the
 	// leetspeak view, the original). The rest is inReach's scratch.
@@ -157,7 +157,7 @@ func (c *compiled) findLiterals(v *view, m *matcher) {
 	switch u := c.union; {
 	case u != nil:
 		m.uhits, m.khits = m.uhits[:0], m.khits[:0]
-		u.scan(v.src, 0, &u.cols[v.kind], m.seen, &m.uhits, &m.later, m.keepHits(c))
+		u.scan(v.src, 0, v.kind, m.seen, &m.uhits, &m.uscratch, m.keepHits(c))
 		m.unionHits, m.khitsKept = true, true
 	case c.ac.scanWide(v.src, col, m.seen):
 	default:
@@ -180,7 +180,7 @@ func (c *compiled) findLiteralsNear(v *view, m *matcher) {
 	if u := c.union; u != nil {
 		m.uhits = m.uhits[:0]
 		kw := m.keepHits(c) // after the original view's: they serve this view too
-		u.scanWindows(v.src, v.kind, v.leet, m.seen, &m.uhits, &m.later, kw, &m.windows)
+		u.scanWindows(v.src, v.kind, v.leet, m.seen, &m.uhits, kw, &m.uscratch)
 		m.unionHits = true
 	} else if c.ac != nil {
 		m.khitsKept = false

@@ -153,3 +153,39 @@ bdone:
 	VZEROUPPER
 	MOVQ BX, ret+56(FP)
 	RET
+
+// func mapColsAVX2(dst, src []byte, nib *nibbleTables, high byte) int
+//
+// Writes each byte's column to dst, 32 bytes a step: those below 128
+// through the nibble tables (LOOKUP128), the others all high. Returns how
+// many it wrote: the whole blocks of 32.
+TEXT ·mapColsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	MOVQ nib+48(FP), AX
+	NIBBLES
+	MOVL         $0x10101010, R8
+	VMOVD        R8, X6
+	VPBROADCASTD X6, Y6
+	MOVBLZX      high+56(FP), R8
+	VMOVD        R8, X7
+	VPBROADCASTB X7, Y7
+	XORQ         BX, BX
+
+mloop:
+	LEAQ        32(BX), DX
+	CMPQ        DX, CX
+	JA          mdone
+	VMOVDQU     (SI)(BX*1), Y2
+	VMOVDQA     Y2, Y5
+	LOOKUP128
+	VPBLENDVB   Y5, Y7, Y3, Y3
+	VMOVDQU     Y3, (DI)(BX*1)
+	MOVQ        DX, BX
+	JMP         mloop
+
+mdone:
+	VZEROUPPER
+	MOVQ BX, ret+64(FP)
+	RET
