@@ -22,10 +22,6 @@ type ahoCorasick struct {
 	outAt []int32 // state -> start of its outputs in outs
 	outs  []int32 // literal ids ending at each state (suffix links folded in)
 	lit   []bool  // column -> its bytes occur in some literal
-	// delta8 is delta with its row offsets over 8, for walkCols (a table
-	// half as large stays more in the caches), or nil when they do not
-	// divide or fit (delta8Of).
-	delta8 []uint16
 }
 
 // byteCols maps the bytes of a view to an automaton's columns. Its 256

@@ -202,17 +202,6 @@ func checkAutomatonRows(t *testing.T, c *compiled) {
 				t.Fatalf("%s: transition %d to row %d: k %d, table %d", name, i, next, ac.k, len(ac.delta))
 			}
 		}
-		// walkCols indexes delta8 with 8 times its entries plus a column.
-		if ac.delta8 != nil {
-			if len(ac.delta8) != len(ac.delta) || ac.out < 8 || ac.k%8 != 0 {
-				t.Fatalf("%s: delta8 of %d entries, delta %d, out %d, k %d", name, len(ac.delta8), len(ac.delta), ac.out, ac.k)
-			}
-			for i, e := range ac.delta8 {
-				if uint32(e)*8 != ac.delta[i] {
-					t.Fatalf("%s: delta8[%d] = %d, delta %d", name, i, e, ac.delta[i])
-				}
-			}
-		}
 		tables := map[string]*byteCols{"col": &ac.col}
 		switch {
 		case ac == c.ac:

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"slices"
-	"unsafe"
 )
 
 // The keyword and prefix automata as one, for the views whose keywords
@@ -66,7 +65,6 @@ func (c *compiled) newUnionAC(keywords, prefixes []string, col *byteCols) *union
 		return nil
 	}
 	u.ac = ac
-	ac.delta8 = delta8Of(ac)
 	states := len(ac.delta) / ac.k
 	for kind := range u.sep {
 		u.sep[kind] = resetByte(ac, &u.cols[kind])
@@ -123,15 +121,11 @@ const maxUnionTable = 1 << 18
 func (u *unionAC) scan(text []byte, offset int, kind viewKind, seen []uint64, hits *[]hitAt, sc *unionScratch, kw keptHits) {
 	ac := u.ac
 	col := &u.cols[kind]
-	if m := &u.cmap[kind]; hasColWalk && m.high >= 0 && ac.delta8 != nil {
-		if q := colWalkSpan(len(text), ac.ov); q > 0 {
-			sc.cols = grow(sc.cols, len(text))
-			m.mapCols(sc.cols, text, col)
-			u.walkCols(sc.cols, q, offset, seen, hits, sc, kw)
-			return
-		}
+	q, chains := ac.walkSpan(len(text)), 4
+	m := &u.cmap[kind]
+	if q8 := colWalkSpan(len(text), ac.ov); hasColWalk && m.high >= 0 && q8 > 0 {
+		q, chains = q8, 8
 	}
-	q := ac.walkSpan(len(text))
 	if q == 0 {
 		// One chain, inline: the leetspeak view's windows are short and
 		// many (a text of code has a digit every few lines).
@@ -143,22 +137,33 @@ func (u *unionAC) scan(text []byte, offset int, kind viewKind, seen []uint64, hi
 		}
 		return
 	}
-	// Chain j > 0's hits go to later[j-1], and after chain 0's.
-	later := sc.later[:3]
+	// Chain j reports the hits that end in (j*q+ov, (j+1)*q+ov], the last
+	// to the end: those of chain j > 0 go to later[j-1], after chain 0's.
+	later := sc.later[:chains-1]
 	for j := range later {
 		later[j] = later[j][:0]
 	}
-	ac.walk(text, col, func(row uint32, end int) {
+	keep := func(row uint32, end int) {
 		if !u.mark(row, offset+end, seen, kw) {
 			return
 		}
 		if end <= q+ac.ov {
 			*hits = append(*hits, hitAt{row, int32(offset + end)})
 		} else {
-			j := min((end-ac.ov-1)/q, 3)
+			j := min((end-ac.ov-1)/q, chains-1)
 			later[j-1] = append(later[j-1], hitAt{row, int32(offset + end)})
 		}
-	})
+	}
+	if chains == 8 {
+		sc.cols = grow(sc.cols, len(text))
+		m.mapCols(sc.cols, text, col)
+		sc.raw = ac.walkCols(sc.cols, q, sc.raw[:0])
+		for _, h := range sc.raw {
+			keep(h.row, int(h.end))
+		}
+	} else {
+		ac.walk(text, col, keep)
+	}
 	for _, l := range later {
 		*hits = append(*hits, l...)
 	}
@@ -179,68 +184,6 @@ func (u *unionAC) mark(row uint32, end int, seen []uint64, kw keptHits) bool {
 		}
 	}
 	return u.hasPre[s]
-}
-
-// walkCols is scan over the column text ct (colMap.mapCols) with eight
-// chains q apart (colWalkSpan), as walk's four: chain j starts at j*q and
-// keeps only the hits that end after its first ov bytes, in later[j-1]
-// after chain 0's. The chains' hits are gathered first and marked after
-// the walk: marking one reads the state's outputs, the keywords seen and
-// the prefix flags, which the walk's table pushes out of the cache, one
-// load waiting on the last (on the corpus document, marking each hit at
-// its stop took a third of scan).
-func (u *unionAC) walkCols(ct []byte, q, offset int, seen []uint64, hits *[]hitAt, sc *unionScratch, kw keptHits) {
-	ac := u.ac
-	ov := ac.ov
-	// A row offset is a multiple of 8 (delta8Of): raw hits hold their
-	// chain in the low 3 bits.
-	raw := sc.raw[:0]
-	n := len(ct) - 7*q // the common steps: the last chain's length
-	var rows [8]uint32 // row offsets over 8
-	// out is a power of two, 8 and more: a row offset is at least out
-	// when its eighth has a bit of ^(out/8-1).
-	mask := ^(ac.out/8 - 1)
-	delta := unsafe.SliceData(ac.delta8)
-	for i := 0; i < n; {
-		i += walk8(&ct[i], q, n-i, delta, mask, &rows)
-		if (rows[0]|rows[1]|rows[2]|rows[3]|rows[4]|rows[5]|rows[6]|rows[7])&mask == 0 {
-			continue
-		}
-		// The step at i-1 reached outputs: the occurrences end there.
-		for j, e := range rows {
-			if e&mask != 0 && (j == 0 || i > ov) {
-				raw = append(raw, hitAt{e*8 | uint32(j), int32(j*q + i)})
-			}
-		}
-	}
-	for j := range 7 {
-		from := j*q + n
-		delta, out, row := ac.delta, ac.out, rows[j]*8
-		for i, c := range ct[from:min(len(ct), j*q+q+ov)] {
-			if row = delta[row+uint32(c)]; row >= out {
-				raw = append(raw, hitAt{row | uint32(j), int32(from + i + 1)})
-			}
-		}
-	}
-	sc.raw = raw
-	later := &sc.later
-	for j := range later {
-		later[j] = later[j][:0]
-	}
-	for _, h := range raw {
-		j, row, end := h.row&7, h.row&^7, int(h.end)
-		if !u.mark(row, offset+end, seen, kw) {
-			continue
-		}
-		if j == 0 {
-			*hits = append(*hits, hitAt{row, int32(offset + end)})
-		} else {
-			later[j-1] = append(later[j-1], hitAt{row, int32(offset + end)})
-		}
-	}
-	for _, l := range later {
-		*hits = append(*hits, l...)
-	}
 }
 
 // candidates appends to cands[r], for every active rule r, the start of
@@ -265,9 +208,8 @@ func (u *unionAC) candidates(hits []hitAt, active []bool, prefixRules [][]int32,
 }
 
 // unionScratch is the scratch of scan and scanWindows: the windows
-// joined, and where each begins in it and in its view; a text's columns;
-// walkCols' hits before they are marked; the hits of chains after the
-// first.
+// joined, and where each begins in it and in its view; a text's columns
+// and walkCols' hits; the hits of chains after the first.
 type unionScratch struct {
 	buf   []byte
 	segs  []windowAt

@@ -2,17 +2,16 @@
 
 #include "textflag.h"
 
-// STEP advances one chain: its register R, an eighth of its row offset,
-// by the column byte at ADDR, through the table at R11 of row offsets
-// over 8. Every column is below k and every entry a row offset over 8
-// (TestAutomatonRowsInRange, TestMapColsAVX2), so 8R+column indexes the
-// table.
+// STEP advances one chain: its row offset in R by the column byte at
+// ADDR, through the table at R11. Every entry is a row offset and every
+// column below k (TestAutomatonRowsInRange, TestMapCols), so row+column
+// indexes the table.
 #define STEP(ADDR, R) \
 	MOVBLZX ADDR, R10 \
-	LEAL    (R10)(R*8), R10 \
-	MOVWLZX (R11)(R10*2), R
+	ADDL    R, R10 \
+	MOVL    (R11)(R10*4), R
 
-// func walk8(p *byte, q, n int, delta *uint16, mask uint32, rows *[8]uint32) int
+// func walk8(p *byte, q, n int, delta *uint32, mask uint32, rows *[8]uint32) int
 //
 // Steps eight chains over column bytes: chain j reads p[j*q+i] for i from
 // 0, until n steps are done or a step leaves some chain in a state with

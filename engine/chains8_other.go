@@ -6,7 +6,7 @@ package engine
 // chains of walk take every text.
 const hasColWalk = false
 
-func walk8(p *byte, q, n int, delta *uint16, mask uint32, rows *[8]uint32) int {
+func walk8(p *byte, q, n int, delta *uint32, mask uint32, rows *[8]uint32) int {
 	panic("walk8 without its kernel")
 }
 

@@ -2,8 +2,12 @@
 
 #include "textflag.h"
 
-// NIBBLES loads the nibble tables at AX (nibbleTablesOf) into Y8 to Y15.
+// NIBBLES loads the nibble tables at AX (nibbleTablesOf) into Y8 to Y15,
+// and 16s into Y6 for LOOKUP128 (R8 spoiled).
 #define NIBBLES \
+	MOVL         $0x10101010, R8 \
+	VMOVD        R8, X6 \
+	VPBROADCASTD X6, Y6 \
 	VMOVDQU 0(AX), Y8 \
 	VMOVDQU 32(AX), Y9 \
 	VMOVDQU 64(AX), Y10 \
@@ -94,9 +98,6 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-64
 	MOVL         $0xFF80FF80, R8
 	VMOVD        R8, X7
 	VPBROADCASTD X7, Y7
-	MOVL         $0x10101010, R8
-	VMOVD        R8, X6
-	VPBROADCASTD X6, Y6
 	XORQ         BX, BX
 
 eloop:
@@ -131,9 +132,6 @@ TEXT ·encodeBytesAVX2(SB), NOSPLIT, $0-64
 	MOVQ src_len+32(FP), CX
 	MOVQ nib+48(FP), AX
 	NIBBLES
-	MOVL         $0x10101010, R8
-	VMOVD        R8, X6
-	VPBROADCASTD X6, Y6
 	XORQ         BX, BX
 
 bloop:
@@ -165,9 +163,6 @@ TEXT ·mapColsAVX2(SB), NOSPLIT, $0-72
 	MOVQ src_len+32(FP), CX
 	MOVQ nib+48(FP), AX
 	NIBBLES
-	MOVL         $0x10101010, R8
-	VMOVD        R8, X6
-	VPBROADCASTD X6, Y6
 	MOVBLZX      high+56(FP), R8
 	VMOVD        R8, X7
 	VPBROADCASTB X7, Y7
