@@ -160,14 +160,19 @@ func (h *Handler) reconcileOnce(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		// A payment of a live server (this one included) is its
-		// request's until the request's deadline; one of a dead server
-		// is left behind at once. One this server never sent, whose
-		// client was told its reservation failed, is let go; one it
-		// knows landed is recorded without waiting.
+		// A payment of another live server is that server's to finish:
+		// only it knows whether it sent it (see unreserved), and its own
+		// reconciliation takes it up once its request is over. A payment
+		// of this server is its request's until the request's deadline;
+		// one of a dead server is left behind at once. One this server
+		// never sent, whose client was told its reservation failed, is
+		// let go; one it knows landed is recorded without waiting.
+		if h.store.busy(p) {
+			continue
+		}
 		unsent := h.store.unreserved.has(p.Key, h.now())
 		_, landed := h.store.unrecorded.get(p.Key)
-		if !unsent && !landed && (h.store.busy(p) || p.Owner == h.store.id) && h.now().Sub(p.Since) < h.stale() {
+		if !unsent && !landed && p.Owner == h.store.id && h.now().Sub(p.Since) < h.stale() {
 			continue
 		}
 		if !h.store.inflight.claim(p.Key) {

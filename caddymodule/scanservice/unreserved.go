@@ -15,8 +15,11 @@ import (
 // turns up settling in its name it is released, not settled: charging it
 // is the client's to choose, by retrying with it.
 //
-// Only until the payment is stale: from then on another server may be
-// resolving it, and a release could drop a settlement it made.
+// However late the held commit lands: no other server takes up a payment
+// of this one while it is alive (reconcileOnce), so none can be settling
+// it while it is released. Once this server is gone, so is what it
+// remembers, and a payment it left is settled as any left in flight: its
+// client's retry is given the scan it was charged for.
 type unreserved struct {
 	mu sync.Mutex
 	m  map[string]time.Time // when the reservation failed
@@ -68,7 +71,7 @@ func (u *unreserved) drop(key string) {
 // was never sent: see unreserved. The caller holds p's claim in this
 // process. It reports whether p was released.
 func (h *Handler) releaseUnsent(ctx context.Context, p store.Payment) (bool, error) {
-	if p.Owner != h.store.id || h.now().Sub(p.Since) >= h.stale() || !h.store.unreserved.has(p.Key, h.now()) {
+	if p.Owner != h.store.id || !h.store.unreserved.has(p.Key, h.now()) {
 		return false, nil
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
