@@ -2,6 +2,7 @@ package firewall
 
 import (
 	"bytes"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -145,10 +146,75 @@ func BenchmarkResent(b *testing.B) {
 		}
 	}
 	b.Run("agent", stamped(m.Agent(256<<10, 1)))
+	// A resent history with a suspicious message in it, and one without:
+	// the first is scanned, sanitized and logged again with every request
+	// (a text with a match is never left unread), as 40% of "resent"'s
+	// requests are.
+	for _, flagged := range []bool{true, false} {
+		name := "clean"
+		if flagged {
+			name = "flagged"
+		}
+		b.Run(name, stamped(historyWith(b, m, flagged)))
+	}
 	// The load test's 4k-chat: the first seed whose chat fills 3.5 KiB.
 	chat := m.Chat(4<<10, 0)
 	for seed := uint64(1); len(chat) < 3584 && seed < uint64(len(m.Messages)); seed++ {
 		chat = m.Chat(4<<10, seed)
 	}
 	b.Run("4k-chat", stamped(chat))
+}
+
+// historyWith returns the opening body of the first Resent conversation of
+// 256 KiB that the firewall flags (flagged), or passes as safe.
+func historyWith(b *testing.B, m *chatbody.Material, flagged bool) []byte {
+	var verdict string
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		verdict = r.Header.Get(HeaderVerdict)
+		_, err := io.Copy(io.Discard, r.Body)
+		return err
+	})
+	for seed := uint64(0); seed < uint64(len(m.Messages)); seed += 37 {
+		body := m.Resent(256<<10, 300<<10, seed).Next(nil)
+		req := withVars(httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body)))
+		if err := newFixture(b, &Firewall{}).fw.ServeHTTP(httptest.NewRecorder(), req, next); err != nil {
+			b.Fatal(err)
+		}
+		if (verdict != string(engine.Safe)) == flagged {
+			return body
+		}
+	}
+	b.Fatalf("no conversation with flagged=%v", flagged)
+	return nil
+}
+
+// BenchmarkPrefixes measures the prefix hashes of a 256 KiB real
+// conversation (resume.go), and the same chained with maphash of each
+// pair instead of chain.
+// go test -run '^$' -bench Prefixes ./caddymodule/firewall/
+func BenchmarkPrefixes(b *testing.B) {
+	m, err := chatbody.LoadMaterial(chatbody.Corpora())
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := m.Resent(256<<10, 300<<10, 0).Next(nil)
+	tab := newResumeTable(1024)
+	sums := make([]uint64, 0, len(body)/resumeBlock)
+	b.Run("chain", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			sums = tab.prefixes(sums, 1, "/v1/chat/completions", body)
+		}
+	})
+	b.Run("maphash-pair", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			sums = sums[:0]
+			h := hashString(tab.seed, "/v1/chat/completions") ^ 1
+			for off := resumeBlock; off <= len(body); off += resumeBlock {
+				h = maphash.Comparable(tab.seed, [2]uint64{h, hashBytes(tab.seed, body[off-resumeBlock:off])})
+				sums = append(sums, h)
+			}
+		}
+	})
 }

@@ -17,7 +17,7 @@ import (
 // messages in them held no text with a match (llmreq.Resume), and a later
 // body of the same client that begins with the same bytes is parsed
 // without them (llmreq.ParseResumed). A resent history then costs hashing
-// its bytes: about 13 µs for 256 KiB (BenchmarkResent).
+// its bytes: about 6 µs for 256 KiB (BenchmarkPrefixes).
 //
 // Its rules are the cache's. It holds no text: the hashes, and offsets
 // and counts. It is per client: the client's key seeds every hash, with
@@ -93,16 +93,32 @@ func (t *resumeTable) prefixes(dst []uint64, client uint64, urlPath string, body
 	dst = dst[:0]
 	h := hashString(t.seed, urlPath) ^ client
 	for off := resumeBlock; off <= len(body); off += resumeBlock {
-		h = maphash.Comparable(t.seed, [2]uint64{h, hashBytes(t.seed, body[off-resumeBlock:off])})
+		h = chain(h, hashBytes(t.seed, body[off-resumeBlock:off]))
 		dst = append(dst, h)
 	}
 	return dst
 }
 
+// chain returns the hash of a prefix whose bytes before its last block
+// hash to h, and whose last block hashes to b (keyed). For a given b it is
+// a bijection of h (murmur3's finalizer of h^b): two prefixes that part
+// at some block hash alike at a later one only if they do at that block,
+// where their keyed hashes differ unpredictably: 2^-64, as with maphash
+// of the pair, which made the prefixes of a 256 KiB conversation 7.7 µs
+// against 6.2 (BenchmarkPrefixes).
+func chain(h, b uint64) uint64 {
+	h ^= b
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
 // tailSum hashes body[k*resumeBlock:at], after the hash of the blocks
 // before it.
 func (t *resumeTable) tailSum(sum uint64, body []byte, k, at int) uint64 {
-	return maphash.Comparable(t.seed, [2]uint64{sum, hashBytes(t.seed, body[k*resumeBlock:at])})
+	return chain(sum, hashBytes(t.seed, body[k*resumeBlock:at]))
 }
 
 // lookup returns the Resume of body, whose prefix hashes are sums, sent
