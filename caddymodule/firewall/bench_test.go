@@ -206,6 +206,21 @@ func BenchmarkPrefixes(b *testing.B) {
 			sums = tab.prefixes(sums, 1, "/v1/chat/completions", body)
 		}
 	})
+	// A body seen first, in a table full of other bodies' entries: each
+	// block's two slots are probed.
+	b.Run("find-unseen", func(b *testing.B) {
+		sums = tab.prefixes(sums, 1, "/v1/chat/completions", body)
+		for i := range tab.slots {
+			key := uint64(i) | (uint64(i)*0x9e3779b97f4a7c15)&^tab.mask
+			tab.slots[i] = resumeSlot{key: key}
+			tab.keys[i].Store(key)
+		}
+		for b.Loop() {
+			if tab.find(sums, body) != nil {
+				b.Fatal("found")
+			}
+		}
+	})
 	b.Run("maphash-pair", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/promptwall/promptwall/llmreq"
 )
@@ -43,6 +44,9 @@ type resumeTable struct {
 	seed  maphash.Seed
 	mask  uint64
 	slots []resumeSlot
+	// keys[i] is slots[i].key, for find to pass over a slot of another
+	// key without its lock: a body seen first probes two slots a block.
+	keys  []atomic.Uint64
 	locks [64]sync.Mutex // slot i is under locks[i%64]
 }
 
@@ -83,7 +87,7 @@ const resumePlaces = 6
 // of two.
 func newResumeTable(entries int) *resumeTable {
 	n := 1 << bits.Len(uint(max(entries, 1)-1))
-	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n),
+	return &resumeTable{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]resumeSlot, n), keys: make([]atomic.Uint64, n),
 		trims: newTrimTable(max(entries*resumeShare/trimShare, 1))}
 }
 
@@ -151,6 +155,9 @@ func (t *resumeTable) remember(client uint64, urlPath string, sums []uint64, bod
 func (t *resumeTable) find(sums []uint64, body []byte) *llmreq.Resume {
 	for k := len(sums); k > 0; k-- {
 		for way := range uint64(2) {
+			if t.keys[(sums[k-1]^way)&t.mask].Load() != sums[k-1]^way {
+				continue
+			}
 			slot, mu := t.slot(sums[k-1] ^ way)
 			mu.Lock()
 			s := *slot
@@ -189,6 +196,7 @@ func (t *resumeTable) keep(sums []uint64, body []byte, req *llmreq.Request, dirt
 		slot, mu := t.slot(s.key)
 		mu.Lock()
 		*slot = s
+		t.keys[s.key&t.mask].Store(s.key)
 		mu.Unlock()
 	}
 }
