@@ -212,7 +212,7 @@ func BenchmarkPrefixes(b *testing.B) {
 		sums = tab.prefixes(sums, 1, "/v1/chat/completions", body)
 		for i := range tab.slots {
 			key := uint64(i) | (uint64(i)*0x9e3779b97f4a7c15)&^tab.mask
-			tab.slots[i] = resumeSlot{key: key}
+			tab.slots[i] = resumeSlot{}
 			tab.keys[i].Store(key)
 		}
 		for b.Loop() {

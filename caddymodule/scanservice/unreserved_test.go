@@ -29,7 +29,6 @@ func TestFailedReservationIsNeverCharged(t *testing.T) {
 		retry bool
 		after time.Duration // from the failed reservation to reconciliation
 	}{{false, time.Second}, {false, time.Minute}, {true, 0}} {
-		retry := c.retry
 		f := newFakeFacilitator(t)
 		th := paidHandler(t, f, nil)
 		header := payment(t, ask(t, th), nil)
@@ -41,7 +40,7 @@ func TestFailedReservationIsNeverCharged(t *testing.T) {
 		if p, ok, _ := th.store.Payment(context.Background(), key); !ok || p.State != store.PaymentSettling {
 			t.Fatalf("the store did not keep the late reservation: %+v %v", p, ok)
 		}
-		if retry {
+		if c.retry {
 			if w := pay(t, th, header); w.Code != 200 || f.count("/settle") != 1 || len(th.ledger(t)) != 1 {
 				t.Fatalf("retry: %d %s, %d settle calls, %d rows; want 200, 1, 1", w.Code, w.Body, f.count("/settle"), len(th.ledger(t)))
 			}
